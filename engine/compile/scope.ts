@@ -1,0 +1,24 @@
+/**
+ * Tenant scope. Every statement starts with a `scope` CTE holding exactly the caller's
+ * organisation (or nothing), and every table it touches is filtered by
+ * `organisation_id = (SELECT organisation_id FROM scope)`. A bearer token is resolved inside the
+ * same statement, so authentication costs no extra round trip and a revoked token stops working
+ * at once.
+ */
+import { Params } from './sql.ts';
+
+export type Scope =
+  /** The host already knows the organisation (an embedding server with its own auth). */
+  | { readonly organisationId: string }
+  /** SHA-256 (hex) of a bearer token, checked against api_token in the statement itself. */
+  | { readonly tokenHash: string };
+
+export function scopeCte(scope: Scope, params: Params): string {
+  if ('organisationId' in scope) return `WITH scope AS (SELECT ${params.add(scope.organisationId, 'uuid')} AS organisation_id)`;
+  return (
+    `WITH scope AS (SELECT organisation_id FROM api_token WHERE token_hash = ${params.add(scope.tokenHash, 'text')}` +
+    ' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()))'
+  );
+}
+
+export const SCOPED = '(SELECT organisation_id FROM scope)';

@@ -1,0 +1,26 @@
+/**
+ * A statement under construction: SQL text plus the list of its parameters. Values only enter
+ * through `param`, which appends a `$n::type` placeholder; identifiers only through `ident`.
+ */
+
+export interface CompiledStatement {
+  readonly text: string;
+  readonly params: readonly (string | null)[];
+}
+
+/** Only simple type names reach SQL text; the planner already restricted them to a fixed list. */
+const TYPE_NAME = /^[a-z][a-z0-9_]*(\[\])?$/;
+
+export class Params {
+  readonly values: (string | null)[] = [];
+
+  /** A bound parameter cast to `type`. PostgreSQL parses the text; nothing is spliced. */
+  add(value: string | null, type: string): string {
+    if (!TYPE_NAME.test(type)) throw new Error(`refusing SQL type name ${JSON.stringify(type)}`);
+    this.values.push(value);
+    return `$${this.values.length}::${type}`;
+  }
+}
+
+/** A quoted identifier. Names come from the registry, but quoting keeps them inert regardless. */
+export const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;

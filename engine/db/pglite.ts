@@ -1,0 +1,26 @@
+/** The port on PGlite: PostgreSQL compiled to WebAssembly, in a directory or in memory. */
+import { PGlite } from '@electric-sql/pglite';
+import type { Database, DatabaseOptions, Queryable, Row, SqlParam } from './port.ts';
+
+type PGliteLike = Pick<PGlite, 'query'>;
+
+const queryable = (pg: PGliteLike): Queryable => ({
+  query: async <T extends Row>(text: string, params: readonly SqlParam[] = []) =>
+    (await pg.query<T>(text, params as SqlParam[])).rows,
+});
+
+/** `dataDir` undefined: in memory. */
+export async function openPglite(dataDir: string | undefined, options: DatabaseOptions = {}): Promise<Database & { readonly pg: PGlite }> {
+  const pg = await PGlite.create(dataDir);
+  await pg.exec(`SET TIME ZONE 'UTC'; SET statement_timeout = ${Math.trunc(options.statementTimeoutMs ?? 0)}`);
+  return {
+    kind: 'pglite',
+    pg,
+    ...queryable(pg),
+    transaction: (fn) => pg.transaction((tx) => fn(queryable(tx))),
+    exec: async (text) => {
+      await pg.exec(text);
+    },
+    close: () => pg.close(),
+  };
+}

@@ -1,0 +1,28 @@
+/**
+ * The database port: all the engine needs from a driver. Adapters exist for postgres.js
+ * (`postgres.ts`) and PGlite (`pglite.ts`); statements and results are the same on both.
+ */
+
+export type Row = Record<string, unknown>;
+export type SqlParam = string | null;
+
+export interface Queryable {
+  /** Runs one parameterized statement, prepared where the driver can, and returns its rows. */
+  query<T extends Row = Row>(text: string, params?: readonly SqlParam[]): Promise<T[]>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'postgres' | 'pglite';
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Runs several statements of trusted text (migrations, set-up); no parameters. */
+  exec(text: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** Cancels statements that run longer (PostgreSQL statement_timeout), in ms; 0 for none. */
+  readonly statementTimeoutMs?: number;
+  /** Connections in the pool (postgres.js only). */
+  readonly poolSize?: number;
+}

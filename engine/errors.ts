@@ -1,0 +1,68 @@
+/**
+ * Every failure the engine or server can report, as a value: a code from the contract
+ * (decisions.md section 5), its HTTP status, and a message that tells the caller what to change.
+ * Errors are built here and rendered in one place (server/errors.ts).
+ */
+
+const CODES = {
+  INVALID_QUERY: 400,
+  UNKNOWN_FIELD: 400,
+  VALIDATION_FAILED: 400,
+  INVALID_JSON: 400,
+  FILTER_REQUIRED: 400,
+  INVALID_VERSION_HEADER: 400,
+  INVALID_PREFERENCE: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  NOT_ACCEPTABLE: 406,
+  CONFLICT: 409,
+  REFERENCE_NOT_FOUND: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RANGE_NOT_SATISFIABLE: 416,
+  INTERNAL_ERROR: 500,
+  NOT_IMPLEMENTED: 501,
+  DATABASE_UNAVAILABLE: 503,
+  QUERY_TIMEOUT: 504,
+} as const;
+
+export type ErrorCode = keyof typeof CODES;
+
+/** Codes whose retry, unchanged, may succeed. */
+const TRANSIENT: ReadonlySet<ErrorCode> = new Set(['DATABASE_UNAVAILABLE', 'QUERY_TIMEOUT']);
+
+export interface ApiErrorOptions {
+  hint?: string;
+  context?: unknown;
+  /** Extra response headers (Allow, WWW-Authenticate, Retry-After, Content-Range). */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class ApiError extends Error {
+  override readonly name = 'APIError';
+  readonly status: number;
+  readonly isTransient: boolean;
+  readonly contactSupport: boolean;
+  readonly hint: string | undefined;
+  readonly context: unknown;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options: ApiErrorOptions = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.status = CODES[code];
+    this.isTransient = TRANSIENT.has(code);
+    this.contactSupport = this.status >= 500 && !this.isTransient;
+    this.hint = options.hint;
+    this.context = options.context;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export const isApiError = (e: unknown): e is ApiError => e instanceof ApiError;

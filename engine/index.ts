@@ -1,0 +1,132 @@
+/**
+ * The engine: HTTP-agnostic. A request flows one way through its stages:
+ *   parse (raw request -> ApiRequest) -> plan (checked against the registry -> ReadPlan)
+ *   -> compile (one parameterized statement) -> execute (the database port) -> respond.
+ * Hosts give it raw requests and a tenant scope and get back status, headers and body text.
+ */
+import { compileRead } from './compile/read.ts';
+import type { Scope } from './compile/scope.ts';
+import { Params } from './compile/sql.ts';
+import { scopeCte } from './compile/scope.ts';
+import { mapDatabaseError } from './db/errors.ts';
+import type { Database } from './db/port.ts';
+import { ApiError } from './errors.ts';
+import { buildOpenApi, type OpenApiOptions } from './openapi.ts';
+import { parseRequest, type RawRequest } from './parse/index.ts';
+import { planRead } from './plan/read.ts';
+import type { Registry, Resource, Verb } from './registry.ts';
+import { type EngineResponse, respondRead } from './respond.ts';
+
+export interface EngineOptions {
+  readonly registry: Registry;
+  readonly db: Database;
+  /** The most rows one page may hold (decisions.md: MAX_ROWS, default 1000). */
+  readonly maxRows?: number;
+  readonly openapi?: OpenApiOptions;
+}
+
+export interface Engine {
+  readonly registry: Registry;
+  /** Serves one request on a resource. Throws ApiError for every failure a caller can cause. */
+  handle(request: RawRequest, scope: Scope): Promise<EngineResponse>;
+  /** The organisation a scope stands for, or null when its token is unknown, expired or revoked. */
+  authorize(scope: Scope): Promise<string | null>;
+  /** The OpenAPI 3.1 document, built once from the registry. */
+  openapi(): Record<string, unknown>;
+}
+
+interface ReadRow {
+  authorized: number;
+  page_total: number;
+  total: string | null;
+  body: string | null;
+}
+
+/** The methods a resource answers, for 405s and OPTIONS: HEAD comes with GET. */
+export function allowedMethods(resource: Resource): string[] {
+  const allowed: string[] = [];
+  for (const verb of ['GET', 'POST', 'PATCH', 'DELETE'] as Verb[]) {
+    if (!resource.verbs.has(verb)) continue;
+    allowed.push(verb);
+    if (verb === 'GET') allowed.push('HEAD');
+  }
+  return [...allowed, 'OPTIONS'];
+}
+
+const unauthorized = () =>
+  new ApiError('UNAUTHORIZED', 'the bearer token is unknown, expired or revoked', {
+    hint: 'Create a token with `npm run token -- create --organisation <uuid>`.',
+    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+  });
+
+export function createEngine(options: EngineOptions): Engine {
+  const { registry, db } = options;
+  const maxRows = options.maxRows ?? 1000;
+  let openapi: Record<string, unknown> | undefined;
+
+  async function execute<T>(text: string, params: readonly (string | null)[]): Promise<T[]> {
+    try {
+      return (await db.query(text, params)) as T[];
+    } catch (error) {
+      throw mapDatabaseError(error);
+    }
+  }
+
+  function resourceFor(name: string, method: string): Resource {
+    const resource = registry.get(name);
+    if (!resource) {
+      throw new ApiError('NOT_FOUND', `there is no resource "${name}"`, {
+        hint: `Resources: ${registry.resources.map((r) => r.name).join(', ')}.`,
+      });
+    }
+    const allowed = allowedMethods(resource);
+    if (!allowed.includes(method)) {
+      throw new ApiError('METHOD_NOT_ALLOWED', `${resource.name} does not offer ${method}; it offers ${allowed.join(', ')}`, {
+        headers: { Allow: allowed.join(', ') },
+      });
+    }
+    return resource;
+  }
+
+  return {
+    registry,
+
+    async handle(raw, scope) {
+      const resource = resourceFor(raw.resource, raw.method);
+      if (raw.method === 'OPTIONS') {
+        return { status: 200, headers: { Allow: allowedMethods(resource).join(', ') }, body: null };
+      }
+      if (raw.method !== 'GET' && raw.method !== 'HEAD') {
+        throw new ApiError('NOT_IMPLEMENTED', `${raw.method} on ${resource.name} is not served yet`);
+      }
+      const request = parseRequest({ ...raw, method: raw.method });
+      const plan = planRead(resource, request, maxRows);
+      const statement = compileRead(plan, scope);
+      const [row] = await execute<ReadRow>(statement.text, statement.params);
+      if (!row || row.authorized !== 1) throw unauthorized();
+      return respondRead(plan, {
+        pageTotal: row.page_total,
+        total: row.total === null ? null : Number(row.total),
+        body: row.body,
+      });
+    },
+
+    async authorize(scope) {
+      const params = new Params();
+      const rows = await execute<{ organisation_id: string }>(`${scopeCte(scope, params)} SELECT organisation_id FROM scope`, params.values);
+      return rows[0]?.organisation_id ?? null;
+    },
+
+    openapi() {
+      openapi ??= buildOpenApi(registry, options.openapi);
+      return openapi;
+    },
+  };
+}
+
+export { ApiError, isApiError, type ErrorCode } from './errors.ts';
+export type { Scope } from './compile/scope.ts';
+export type { Database, Queryable } from './db/port.ts';
+export type { RawRequest } from './parse/index.ts';
+export type { EngineResponse } from './respond.ts';
+export { createRegistry, defineResource, type Registry, type Resource, type ResourceDefinition } from './registry.ts';

@@ -1,0 +1,156 @@
+/**
+ * Filters: `field=[not.]op[modifier].value` at the top level, and the `and=(...)` / `or=(...)`
+ * logic trees whose items are `field.[not.]op.value` or nested `[not.]and(...)` groups.
+ * PostgREST's grammar: a top-level value is taken verbatim to the end; inside a tree a value ends
+ * at `,` or `)` unless it is `"quoted"` or a `{...}` literal.
+ */
+import {
+  type Condition,
+  FTS_OPS,
+  type FtsOp,
+  IS_VALUES,
+  type IsValue,
+  type LogicNode,
+  type Operation,
+  QUANTIFIABLE_OPS,
+  type QuantifiableOp,
+  SIMPLE_OPS,
+  type SimpleOp,
+} from '../request.ts';
+import { parseFieldRef } from './field.ts';
+import { Scanner } from './scanner.ts';
+
+const OPERATORS_EXPECTED = '"not" or an operator (eq, neq, gt, gte, lt, lte, like, ilike, match, imatch, in, is, isdistinct, cs, cd, ov, sl, sr, nxr, nxl, adj, fts, plfts, phfts, wfts)';
+
+const isOneOf = <T extends string>(list: readonly T[], value: string): value is T => (list as readonly string[]).includes(value);
+
+/** Reads an operator's value; which characters end it depends on where the filter stands. */
+type ValueReader = (s: Scanner) => string;
+
+/** At the top level a value runs, verbatim, to the end of the parameter. */
+const topLevelValue: ValueReader = (s) => s.rest();
+
+/** Inside a logic tree: `"quoted"`, a `{...}` literal, or characters up to `,` or `)`. */
+const treeValue: ValueReader = (s) => {
+  if (s.peek() === '"') return s.quoted();
+  if (s.peek() === '{') {
+    const start = s.pos;
+    while (!s.done && s.peek() !== '}') s.pos++;
+    s.expect('}', 'a closing "}"');
+    return s.input.slice(start, s.pos);
+  }
+  return s.takeWhile((c) => c !== ',' && c !== ')');
+};
+
+/** `(a,"b,c", d)`: the elements of an `in` list. */
+function parseList(s: Scanner): string[] {
+  s.skipSpaces();
+  s.expect('(', 'a "(" opening the list');
+  const values: string[] = [];
+  for (;;) {
+    if (s.peek() === '"') {
+      values.push(s.quoted());
+    } else {
+      values.push(s.takeWhile((c) => c !== ',' && c !== ')'));
+    }
+    if (s.eat(',')) continue;
+    s.expect(')', '"," or ")"');
+    break;
+  }
+  s.skipSpaces();
+  // `in.()` and `in.( )` are the empty list.
+  return values.length === 1 && values[0]!.trim() === '' ? [] : values;
+}
+
+function parseOperation(s: Scanner, readValue: ValueReader): { negated: boolean; operation: Operation } {
+  const negated = s.eat('not.');
+  const start = s.pos;
+  const op = s.takeWhile((c) => /[a-z_]/.test(c));
+  const unknown = () => {
+    s.pos = start;
+    return s.error(OPERATORS_EXPECTED);
+  };
+  if (op === 'in') {
+    s.expect('.', '"." after the operator');
+    return { negated, operation: { kind: 'in', values: parseList(s) } };
+  }
+  if (op === 'is') {
+    s.expect('.', '"." after the operator');
+    const at = s.pos;
+    const value = readValue(s).trim().toLowerCase();
+    if (!isOneOf(IS_VALUES, value)) {
+      s.pos = at;
+      throw s.error('null, not_null, true, false or unknown after "is."');
+    }
+    return { negated, operation: { kind: 'is', value: value as IsValue } };
+  }
+  if (isOneOf(FTS_OPS, op)) {
+    let language: string | null = null;
+    if (s.eat('(')) {
+      language = s.takeWhile((c) => c !== ')');
+      if (!language) throw s.error('a text search language such as english');
+      s.expect(')');
+    }
+    s.expect('.', '"." after the operator');
+    return { negated, operation: { kind: 'fts', op: op as FtsOp, language, value: readValue(s) } };
+  }
+  if (isOneOf(QUANTIFIABLE_OPS, op)) {
+    let quantifier: 'any' | 'all' | null = null;
+    if (s.eat('(any)')) quantifier = 'any';
+    else if (s.eat('(all)')) quantifier = 'all';
+    else if (s.peek() === '(') throw s.error('"(any)" or "(all)"');
+    s.expect('.', '"." after the operator');
+    return { negated, operation: { kind: 'quantifiable', op: op as QuantifiableOp, quantifier, value: readValue(s) } };
+  }
+  if (isOneOf(SIMPLE_OPS, op)) {
+    s.expect('.', '"." after the operator');
+    return { negated, operation: { kind: 'simple', op: op as SimpleOp, value: readValue(s) } };
+  }
+  throw unknown();
+}
+
+/** The value of a filter parameter, such as `not.in.(1,2)` or `ilike(any).{a*,b*}`. */
+export function parseFilterValue(key: string, value: string): { negated: boolean; operation: Operation } {
+  const s = new Scanner(value, 'filter', `${key}=${value}`, key.length + 1);
+  const parsed = parseOperation(s, topLevelValue);
+  s.expectEnd('the end of the filter');
+  return parsed;
+}
+
+const LOGIC_GROUP = /^(not\.)?(and|or)\s*\(/;
+
+function parseTreeItems(s: Scanner): Condition[] {
+  s.skipSpaces();
+  s.expect('(', 'a "(" opening the group');
+  const items: Condition[] = [];
+  do {
+    s.skipSpaces();
+    const group = LOGIC_GROUP.exec(s.input.slice(s.pos));
+    if (group) {
+      s.pos += (group[1] ?? '').length + group[2]!.length;
+      items.push({ kind: 'logic', op: group[2] as 'and' | 'or', negated: Boolean(group[1]), children: parseTreeItems(s) });
+    } else {
+      if (s.peek() === ')' || s.peek() === ',' || s.done) {
+        throw s.error('a field name, "not" or a logic operator (and, or)');
+      }
+      const field = parseFieldRef(s);
+      s.expect('.', '"." after the field name');
+      const { negated, operation } = parseOperation(s, treeValue);
+      items.push({ kind: 'filter', field, negated, operation });
+    }
+    s.skipSpaces();
+  } while (s.eat(','));
+  s.expect(')', '"," or ")"');
+  s.skipSpaces();
+  return items;
+}
+
+/** An `and=`/`or=`/`not.and=`/`not.or=` parameter. */
+export function parseLogicTree(key: string, value: string): LogicNode {
+  const negated = key.startsWith('not.');
+  const op = (negated ? key.slice(4) : key) as 'and' | 'or';
+  const s = new Scanner(value, 'logic tree', `${key}=${value}`, key.length + 1);
+  const children = parseTreeItems(s);
+  s.expectEnd('the end of the logic tree');
+  return { kind: 'logic', op, negated, children };
+}

@@ -1,0 +1,98 @@
+/** The request headers the engine reads: Prefer, Range, Range-Unit and Accept. */
+import { ApiError } from '../errors.ts';
+import type { Preferences, RangeHeader, ResponseFormat } from '../request.ts';
+
+export type HeaderLookup = (name: string) => string | null | undefined;
+
+const PREFERENCE_VALUES = {
+  count: ['exact', 'planned', 'estimated'],
+  return: ['minimal', 'headers-only', 'representation'],
+  resolution: ['merge-duplicates', 'ignore-duplicates'],
+  missing: ['default', 'null'],
+  handling: ['strict', 'lenient'],
+  tx: ['commit', 'rollback'],
+} as const;
+
+/**
+ * RFC 7240 as PostgREST reads it: every Prefer header joined, split on ",", first occurrence of
+ * each preference wins, unknown ones ignored unless `handling=strict` asks for an error.
+ */
+export function parsePreferences(header: string | null | undefined): Preferences {
+  const prefs: Record<string, string | number | null> = {
+    count: null,
+    return: null,
+    resolution: null,
+    missing: null,
+    handling: null,
+    tx: null,
+    maxAffected: null,
+  };
+  const invalid: string[] = [];
+  for (const raw of (header ?? '').split(',')) {
+    const item = raw.trim();
+    if (!item) continue;
+    const [name = '', value = ''] = item.split('=', 2).map((x) => x.trim());
+    if (name === 'max-affected' && /^\d+$/.test(value)) {
+      prefs.maxAffected ??= Number(value);
+      continue;
+    }
+    const allowed: readonly string[] | undefined = PREFERENCE_VALUES[name as keyof typeof PREFERENCE_VALUES];
+    if (allowed?.includes(value)) prefs[name] ??= value;
+    else invalid.push(item);
+  }
+  const result = prefs as unknown as Preferences;
+  if (result.handling === 'strict' && invalid.length > 0) {
+    throw new ApiError('INVALID_PREFERENCE', `invalid preferences given with handling=strict: ${invalid.join(', ')}`, {
+      hint: 'Remove them, or drop handling=strict to have unknown preferences ignored.',
+      context: { invalid },
+    });
+  }
+  return result;
+}
+
+/** `Range: 0-24` (also `items=0-24`); `Range-Unit` must be `items` when given. */
+export function parseRange(range: string | null | undefined, unit: string | null | undefined): RangeHeader | null {
+  if (unit != null && unit.trim().toLowerCase() !== 'items') {
+    throw new ApiError('INVALID_QUERY', `Range-Unit must be "items", not "${unit}"`, { context: { header: 'Range-Unit' } });
+  }
+  if (range == null || range.trim() === '') return null;
+  const match = /^\s*(?:items=)?(\d{1,15})-(\d{0,15})\s*$/.exec(range);
+  if (!match) {
+    throw new ApiError('INVALID_QUERY', `the Range header must look like "0-24" or "25-", not "${range}"`, {
+      context: { header: 'Range' },
+    });
+  }
+  const from = Number(match[1]);
+  const to = match[2] ? Number(match[2]) : null;
+  if (to !== null && to < from) {
+    throw new ApiError('RANGE_NOT_SATISFIABLE', 'the lower boundary of the Range header must be lower than or equal to the upper one', {
+      context: { header: 'Range', range },
+      headers: { 'Content-Range': '*/*' },
+    });
+  }
+  return { from, to };
+}
+
+const JSON_TYPES = new Set(['*/*', 'application/*', 'application/json']);
+const OBJECT_TYPES = new Set(['application/vnd.pgrst.object+json', 'application/vnd.pgrst.object']);
+
+/** Content negotiation: the first acceptable media type by q-value, JSON when none is given. */
+export function parseAccept(header: string | null | undefined): ResponseFormat {
+  if (header == null || header.trim() === '') return 'json';
+  const offered = header
+    .split(',')
+    .map((part, index) => {
+      const [type = '', ...params] = part.split(';').map((x) => x.trim().toLowerCase());
+      const q = params.find((p) => p.startsWith('q='));
+      return { type, q: q ? Number(q.slice(2)) : 1, index };
+    })
+    .filter((o) => o.q > 0)
+    .sort((a, b) => b.q - a.q || a.index - b.index);
+  for (const { type } of offered) {
+    if (JSON_TYPES.has(type)) return 'json';
+    if (OBJECT_TYPES.has(type)) return 'object';
+  }
+  throw new ApiError('NOT_ACCEPTABLE', `none of these media types are available: ${header}`, {
+    hint: 'Accept application/json, or application/vnd.pgrst.object+json for a single object.',
+  });
+}

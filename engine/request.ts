@@ -1,0 +1,104 @@
+/**
+ * The typed request: what the parse stage makes of a query string and headers, before anything
+ * is checked against the registry. Names here are what the caller wrote, not yet known to exist.
+ */
+
+export interface JsonPathStep {
+  readonly arrow: '->' | '->>';
+  readonly key: string | number;
+}
+
+export interface FieldRef {
+  readonly name: string;
+  readonly jsonPath: readonly JsonPathStep[];
+}
+
+/** Operators that take an `(any)` / `(all)` modifier. */
+export const QUANTIFIABLE_OPS = ['eq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'match', 'imatch'] as const;
+export const SIMPLE_OPS = ['neq', 'isdistinct', 'cs', 'cd', 'ov', 'sl', 'sr', 'nxr', 'nxl', 'adj'] as const;
+export const FTS_OPS = ['fts', 'plfts', 'phfts', 'wfts'] as const;
+export const IS_VALUES = ['null', 'not_null', 'true', 'false', 'unknown'] as const;
+
+export type QuantifiableOp = (typeof QUANTIFIABLE_OPS)[number];
+export type SimpleOp = (typeof SIMPLE_OPS)[number];
+export type FtsOp = (typeof FTS_OPS)[number];
+export type IsValue = (typeof IS_VALUES)[number];
+
+export type Operation =
+  | { readonly kind: 'quantifiable'; readonly op: QuantifiableOp; readonly quantifier: 'any' | 'all' | null; readonly value: string }
+  | { readonly kind: 'simple'; readonly op: SimpleOp; readonly value: string }
+  | { readonly kind: 'in'; readonly values: readonly string[] }
+  | { readonly kind: 'is'; readonly value: IsValue }
+  | { readonly kind: 'fts'; readonly op: FtsOp; readonly language: string | null; readonly value: string };
+
+export interface FilterNode {
+  readonly kind: 'filter';
+  readonly field: FieldRef;
+  readonly negated: boolean;
+  readonly operation: Operation;
+}
+
+export interface LogicNode {
+  readonly kind: 'logic';
+  readonly op: 'and' | 'or';
+  readonly negated: boolean;
+  readonly children: readonly Condition[];
+}
+
+export type Condition = FilterNode | LogicNode;
+
+export type SelectItem =
+  | { readonly kind: 'star' }
+  | { readonly kind: 'field'; readonly field: FieldRef; readonly alias: string | null; readonly cast: string | null };
+
+export interface OrderTerm {
+  readonly field: FieldRef;
+  readonly direction: 'asc' | 'desc' | null;
+  readonly nulls: 'first' | 'last' | null;
+}
+
+/** The query string of a request, parsed. */
+export interface QueryParams {
+  /** null: the default, every field. */
+  readonly select: readonly SelectItem[] | null;
+  /** Conditions ANDed together: each filter parameter and each `and=`/`or=` tree. */
+  readonly where: readonly Condition[];
+  readonly order: readonly OrderTerm[];
+  readonly limit: number | null;
+  readonly offset: number | null;
+  /** `columns=` and `on_conflict=` (writes), kept raw for the write stage. */
+  readonly columns: string | null;
+  readonly onConflict: string | null;
+}
+
+export type CountPreference = 'exact' | 'planned' | 'estimated';
+
+export interface Preferences {
+  readonly count: CountPreference | null;
+  readonly return: 'minimal' | 'headers-only' | 'representation' | null;
+  readonly resolution: 'merge-duplicates' | 'ignore-duplicates' | null;
+  readonly missing: 'default' | 'null' | null;
+  readonly handling: 'strict' | 'lenient' | null;
+  readonly tx: 'commit' | 'rollback' | null;
+  readonly maxAffected: number | null;
+}
+
+/** The media type the response will use. */
+export type ResponseFormat = 'json' | 'object';
+
+export interface RangeHeader {
+  readonly from: number;
+  readonly to: number | null;
+}
+
+export type Method = 'GET' | 'HEAD' | 'POST' | 'PATCH' | 'DELETE';
+
+export interface ApiRequest {
+  readonly method: Method;
+  readonly resource: string;
+  readonly query: QueryParams;
+  readonly preferences: Preferences;
+  readonly format: ResponseFormat;
+  /** The Range header; honoured on GET only, as PostgREST does. */
+  readonly range: RangeHeader | null;
+}

@@ -1,0 +1,51 @@
+/**
+ * Respond stage: a read result to status, headers and body, with PostgREST's Content-Range
+ * rules (200, 206 for a partial page of a known total, 416 for an offset past the end).
+ * The body is the JSON text PostgreSQL built; it is passed through untouched.
+ */
+import { ApiError } from './errors.ts';
+import type { ReadPlan } from './plan/types.ts';
+
+export interface EngineResponse {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  /** JSON text, or null for no body (HEAD, 204). */
+  readonly body: string | null;
+}
+
+export interface ReadResult {
+  readonly pageTotal: number;
+  readonly total: number | null;
+  readonly body: string | null;
+}
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+const OBJECT_TYPE = 'application/vnd.pgrst.object+json; charset=utf-8';
+
+export function respondRead(plan: ReadPlan, result: ReadResult): EngineResponse {
+  const { pageTotal: n, total } = result;
+  const { offset } = plan;
+  const upper = offset + n - 1;
+  const contentRange = `${total !== 0 && n > 0 ? `${offset}-${upper}` : '*'}/${total ?? '*'}`;
+
+  if (total !== null && offset > total) {
+    throw new ApiError('RANGE_NOT_SATISFIABLE', `an offset of ${offset} was requested, but there are only ${total} rows`, {
+      hint: 'Ask for an offset lower than the total in Content-Range.',
+      headers: { 'Content-Range': `*/${total}` },
+    });
+  }
+  if (plan.format === 'object' && n !== 1) {
+    throw new ApiError('NOT_ACCEPTABLE', `a single object was requested (application/vnd.pgrst.object+json), but the result has ${n} rows`, {
+      hint: 'Narrow the filters to exactly one row, or accept application/json for an array.',
+      context: { rows: n },
+    });
+  }
+
+  const headers: Record<string, string> = {
+    'Content-Type': plan.format === 'object' ? OBJECT_TYPE : JSON_TYPE,
+    'Content-Range': contentRange,
+  };
+  if (plan.count) headers['Preference-Applied'] = `count=${plan.count}`;
+  const status = total !== null && n < total ? 206 : 200;
+  return { status, headers, body: plan.head ? null : result.body };
+}

@@ -1,0 +1,98 @@
+/**
+ * The resources of the customer-engagement API (spec part 4). Each entry is the spec's table in
+ * code: its verbs are exactly the spec's operations, its `orderable` list exactly the spec's
+ * allowed order fields. Adding a resource means adding a table to `tables.ts`, an entry here,
+ * and generating a migration (`npm run generate`).
+ */
+import { defineResource, type ResourceDefinition } from '../engine/registry.ts';
+import * as t from './tables.ts';
+
+export const resources: readonly ResourceDefinition[] = [
+  defineResource({
+    name: 'segment',
+    table: t.segment,
+    description: 'Segments of contacts.',
+    verbs: ['GET'],
+  }),
+  defineResource({
+    name: 'appointment',
+    table: t.appointment,
+    description: 'Appointments.',
+    verbs: ['GET'],
+    orderable: ['start_time'],
+  }),
+  defineResource({
+    name: 'appointment_details',
+    table: t.appointment,
+    description: 'Appointments with their custom-field values as extra properties named by custom_field.key.',
+    verbs: ['GET'],
+    orderable: ['start_time'],
+    customFields: { entity: 'appointment', values: t.appointment_custom_field, parentKey: 'appointment_id' },
+  }),
+  defineResource({
+    name: 'appointment_type',
+    table: t.appointment_type,
+    description: 'Types of appointment.',
+    verbs: ['POST', 'PATCH'],
+  }),
+  defineResource({
+    name: 'appointment_custom_field',
+    table: t.appointment_custom_field,
+    description: 'Values of custom fields on appointments.',
+    verbs: ['GET'],
+    serverManaged: ['created_at', 'updated_at', 'organisation_id'],
+  }),
+  defineResource({
+    name: 'calendar',
+    table: t.calendar,
+    description: 'Calendars. Only virtual calendars can be created through the API.',
+    verbs: ['GET', 'POST', 'PATCH', 'DELETE'],
+    orderable: ['created_at', 'updated_at', 'name'],
+  }),
+  defineResource({
+    name: 'deal',
+    table: t.deal,
+    description: 'Deals.',
+    verbs: ['GET', 'POST', 'PATCH', 'DELETE'],
+    orderable: ['lost_at', 'won_at'],
+  }),
+  defineResource({
+    name: 'deal_details',
+    table: t.deal,
+    description: 'Deals with their custom-field values as extra properties named by custom_field.key.',
+    verbs: ['PATCH'],
+    orderable: ['lost_at', 'won_at'],
+    customFields: { entity: 'deal', values: t.deal_custom_field, parentKey: 'deal_id' },
+  }),
+  defineResource({
+    name: 'contact',
+    table: t.contact,
+    description: 'Contacts.',
+    verbs: ['GET'],
+    orderable: ['created_at', 'display_name'],
+  }),
+  defineResource({
+    name: 'contact_note',
+    table: t.contact_note,
+    description: 'Notes on contacts.',
+    verbs: ['POST', 'DELETE'],
+  }),
+  defineResource({
+    name: 'campaign',
+    table: t.campaign,
+    description: 'Campaigns.',
+    verbs: ['GET'],
+  }),
+  defineResource({
+    name: 'custom_field',
+    table: t.custom_field,
+    description: 'Custom fields of contacts, deals and appointments.',
+    verbs: ['DELETE'],
+  }),
+  defineResource({
+    name: 'custom_entity',
+    table: t.custom_entity,
+    description: 'Custom entities; data matches the JSON Schema of their definition.',
+    verbs: ['DELETE'],
+  }),
+];

@@ -1,0 +1,314 @@
+/**
+ * The physical schema (decisions.md section 9): one table per stored resource, named as the
+ * resource, columns named as its fields. Every tenant table is keyed by `organisation_id` first,
+ * and every foreign key carries `organisation_id` too, so the database itself refuses a reference
+ * that crosses organisations. Migrations are generated from this file by drizzle-kit.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  type AnyPgColumn,
+  boolean,
+  check,
+  date,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  type PgColumnBuilderBase,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const timestamptz = () => timestamp({ withTimezone: true, mode: 'string' });
+
+export const CALENDAR_TYPES = ['virtual', 'provider'] as const;
+export const CURRENCIES = ['EUR', 'CHF', 'USD'] as const;
+export const CUSTOM_FIELD_TYPES = ['string', 'datetime', 'boolean', 'number', 'date', 'string_list'] as const;
+export const CUSTOM_FIELD_ENTITIES = ['contact', 'deal', 'appointment'] as const;
+export const TRANSACTIONAL_OPT_INS = ['legitimate_interest', 'contract_fulfillment', 'consent_granted'] as const;
+export const CHANNELS = ['whatsapp', 'sms', 'email', 'facebook', 'instagram', 'google_business_messaging', 'postal'] as const;
+
+/** `col in ('a', 'b')` for a check constraint; the values are our own constants, never input. */
+const oneOf = (column: AnyPgColumn, values: readonly string[]) =>
+  sql`${column} in (${sql.raw(values.map((v) => `'${v}'`).join(', '))})`;
+
+export const organisation = pgTable('organisation', {
+  id: uuid().primaryKey().defaultRandom(),
+  name: text(),
+  created_at: timestamptz().notNull().defaultNow(),
+  updated_at: timestamptz().notNull().defaultNow(),
+});
+
+export const api_token = pgTable(
+  'api_token',
+  {
+    id: uuid().primaryKey().defaultRandom(),
+    organisation_id: uuid()
+      .notNull()
+      .references(() => organisation.id, { onDelete: 'cascade' }),
+    name: text(),
+    /** SHA-256 of the token, hex. The token itself is shown once and never stored. */
+    token_hash: text().notNull().unique(),
+    created_at: timestamptz().notNull().defaultNow(),
+    expires_at: timestamptz(),
+    revoked_at: timestamptz(),
+  },
+  (t) => [index('api_token_organisation_idx').on(t.organisation_id)],
+);
+
+/** The fields every resource carries, in the spec's order. */
+const common = () => ({
+  id: uuid().notNull().defaultRandom(),
+  created_at: timestamptz().notNull().defaultNow(),
+  updated_at: timestamptz().notNull().defaultNow(),
+  organisation_id: uuid()
+    .notNull()
+    .references(() => organisation.id, { onDelete: 'cascade' }),
+});
+
+type TenantColumns = Record<string, PgColumnBuilderBase>;
+
+/** A tenant table: the common fields first, keyed by (organisation_id, id). */
+function tenantTable<const C extends TenantColumns>(name: string, columns: C, extra?: (t: any) => any[]) {
+  return pgTable(name, { ...common(), ...columns }, (t: any) => [
+    primaryKey({ name: `${name}_pkey`, columns: [t.organisation_id, t.id] }),
+    ...(extra ? extra(t) : []),
+  ]);
+}
+
+/** An index led by organisation_id, as every query of the API filters by it first. */
+const orgIndex = (table: string, t: any, ...fields: string[]) =>
+  index(`${table}_${fields.join('_')}_idx`).on(t.organisation_id, ...fields.map((f) => t[f]));
+
+const externalIdUnique = (table: string, t: any) =>
+  unique(`${table}_external_id_key`).on(t.organisation_id, t.external_id);
+
+/** A foreign key that stays inside the organisation: (organisation_id, column) -> target (organisation_id, id). */
+const references = (name: string, t: any, column: string, target: any, onDelete: 'cascade' | 'no action' = 'no action') =>
+  foreignKey({ name, columns: [t.organisation_id, t[column]], foreignColumns: [target.organisation_id, target.id] }).onDelete(
+    onDelete,
+  );
+
+export const segment = tenantTable('segment', {
+  name: text(),
+  is_default: boolean().default(false),
+});
+
+export const calendar = tenantTable(
+  'calendar',
+  {
+    name: text(),
+    type: text({ enum: CALENDAR_TYPES }).notNull().default('virtual'),
+    external_id: text(),
+  },
+  (t) => [
+    externalIdUnique('calendar', t),
+    check('calendar_type_check', oneOf(t.type, CALENDAR_TYPES)),
+    orgIndex('calendar', t, 'created_at'),
+    orgIndex('calendar', t, 'updated_at'),
+    orgIndex('calendar', t, 'name'),
+  ],
+);
+
+const channelOptIns = () => {
+  const columns: Record<string, PgColumnBuilderBase> = {};
+  for (const channel of CHANNELS) {
+    columns[`${channel}_marketing_opt_in`] = boolean();
+    columns[`${channel}_transactional_opt_in`] = text({ enum: TRANSACTIONAL_OPT_INS });
+  }
+  return columns as Record<`${(typeof CHANNELS)[number]}_marketing_opt_in`, ReturnType<typeof boolean>> &
+    Record<`${(typeof CHANNELS)[number]}_transactional_opt_in`, ReturnType<typeof text>>;
+};
+
+export const contact = tenantTable(
+  'contact',
+  {
+    full_name: text(),
+    fts: text(),
+    is_blocked: boolean().default(false),
+    external_id: text(),
+    secondary_external_id: text(),
+    birthday: date({ mode: 'string' }),
+    salutation: text(),
+    email: text(),
+    sms: text(),
+    whatsapp: text(),
+    instagram: text(),
+    facebook: text(),
+    google_business_messaging: text(),
+    postal: text(),
+    display_name: text(),
+    address_line1: text(),
+    address_line2: text(),
+    city: text(),
+    zipcode: text(),
+    country: text(),
+    number_of_marketing_opt_in_requests: integer().default(0),
+    latest_marketing_opt_in_request_sent_at: timestamptz(),
+    campaign_messages_this_month: integer().default(0),
+    ...channelOptIns(),
+  },
+  (t) => [
+    externalIdUnique('contact', t),
+    ...CHANNELS.map((channel) =>
+      check(`contact_${channel}_transactional_opt_in_check`, oneOf(t[`${channel}_transactional_opt_in`], TRANSACTIONAL_OPT_INS)),
+    ),
+    orgIndex('contact', t, 'created_at', 'id'),
+    orgIndex('contact', t, 'display_name'),
+    orgIndex('contact', t, 'email'),
+  ],
+);
+
+export const appointment_type = tenantTable(
+  'appointment_type',
+  {
+    name: text(),
+    key: text(),
+    emoji: text(),
+    description: text(),
+    external_id: text(),
+  },
+  (t) => [externalIdUnique('appointment_type', t), unique('appointment_type_key_key').on(t.organisation_id, t.key)],
+);
+
+export const appointment = tenantTable(
+  'appointment',
+  {
+    name: text(),
+    description: text(),
+    external_id: text(),
+    status_key: text(),
+    type_key: text(),
+    assignee_id: uuid(),
+    contact_id: uuid(),
+    start_time: timestamptz(),
+    end_time: timestamptz(),
+    confirmed_at: timestamptz(),
+    cancelled_at: timestamptz(),
+    location_id: uuid(),
+  },
+  (t) => [
+    externalIdUnique('appointment', t),
+    references('appointment_contact_fkey', t, 'contact_id', contact),
+    orgIndex('appointment', t, 'start_time'),
+    orgIndex('appointment', t, 'contact_id'),
+  ],
+);
+
+export const deal = tenantTable(
+  'deal',
+  {
+    contact_id: uuid(),
+    name: text(),
+    external_id: text(),
+    type_key: text(),
+    status_key: text(),
+    assignee_id: uuid(),
+    value: numeric(),
+    currency: text({ enum: CURRENCIES }),
+    won_at: timestamptz(),
+    lost_at: timestamptz(),
+  },
+  (t) => [
+    externalIdUnique('deal', t),
+    check('deal_currency_check', oneOf(t.currency, CURRENCIES)),
+    references('deal_contact_fkey', t, 'contact_id', contact),
+    orgIndex('deal', t, 'won_at'),
+    orgIndex('deal', t, 'lost_at'),
+    orgIndex('deal', t, 'contact_id'),
+  ],
+);
+
+export const contact_note = tenantTable(
+  'contact_note',
+  {
+    contact_id: uuid(),
+    text: text(),
+    created_by_id: uuid(),
+  },
+  (t) => [references('contact_note_contact_fkey', t, 'contact_id', contact, 'cascade'), orgIndex('contact_note', t, 'contact_id')],
+);
+
+export const campaign = tenantTable('campaign', { name: text() });
+
+export const custom_field = tenantTable(
+  'custom_field',
+  {
+    name: text(),
+    description: text(),
+    type: text({ enum: CUSTOM_FIELD_TYPES }).notNull(),
+    key: text().notNull(),
+    entity: text({ enum: CUSTOM_FIELD_ENTITIES }).notNull(),
+  },
+  (t) => [
+    unique('custom_field_entity_key_key').on(t.organisation_id, t.entity, t.key),
+    check('custom_field_type_check', oneOf(t.type, CUSTOM_FIELD_TYPES)),
+    check('custom_field_entity_check', oneOf(t.entity, CUSTOM_FIELD_ENTITIES)),
+  ],
+);
+
+/** A custom-field value table: one row per (record, custom field), the value in its typed column. */
+function customFieldValues<const K extends string>(name: string, parentKey: K, parent: any) {
+  return pgTable(
+    name,
+    {
+      [parentKey]: uuid().notNull(),
+      custom_field_id: uuid().notNull(),
+      created_at: timestamptz().notNull().defaultNow(),
+      updated_at: timestamptz().notNull().defaultNow(),
+      organisation_id: uuid()
+        .notNull()
+        .references(() => organisation.id, { onDelete: 'cascade' }),
+      key: text(),
+      value: text(),
+      date_value: date({ mode: 'string' }),
+      string_value: text(),
+      number_value: numeric(),
+      boolean_value: boolean(),
+      datetime_value: timestamptz(),
+      string_list_value: text().array(),
+    } as Record<K | 'custom_field_id' | 'organisation_id', ReturnType<typeof uuid>> & Record<string, PgColumnBuilderBase>,
+    (t: any) => [
+      primaryKey({ name: `${name}_pkey`, columns: [t.organisation_id, t[parentKey], t.custom_field_id] }),
+      references(`${name}_parent_fkey`, t, parentKey, parent, 'cascade'),
+      references(`${name}_custom_field_fkey`, t, 'custom_field_id', custom_field, 'cascade'),
+      index(`${name}_custom_field_idx`).on(t.organisation_id, t.custom_field_id),
+    ],
+  );
+}
+
+export const appointment_custom_field = customFieldValues('appointment_custom_field', 'appointment_id', appointment);
+export const deal_custom_field = customFieldValues('deal_custom_field', 'deal_id', deal);
+export const contact_custom_field = customFieldValues('contact_custom_field', 'contact_id', contact);
+
+export const custom_entity_definition = tenantTable(
+  'custom_entity_definition',
+  {
+    name: text(),
+    key: text(),
+    /** JSON Schema that every custom_entity.data of this definition must match. */
+    schema: jsonb().notNull().default({}),
+  },
+  (t) => [unique('custom_entity_definition_key_key').on(t.organisation_id, t.key)],
+);
+
+export const custom_entity = tenantTable(
+  'custom_entity',
+  {
+    custom_entity_definition_id: uuid(),
+    contact_id: uuid(),
+    external_id: text(),
+    data: jsonb(),
+  },
+  (t) => [
+    externalIdUnique('custom_entity', t),
+    references('custom_entity_definition_fkey', t, 'custom_entity_definition_id', custom_entity_definition),
+    references('custom_entity_contact_fkey', t, 'contact_id', contact, 'cascade'),
+    orgIndex('custom_entity', t, 'contact_id'),
+  ],
+);
