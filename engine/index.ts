@@ -54,10 +54,7 @@ export function allowedMethods(resource: Resource): string[] {
 }
 
 const unauthorized = () =>
-  new ApiError('UNAUTHORIZED', 'the bearer token is unknown, expired or revoked', {
-    hint: 'Create a token with `npm run token -- create --organisation <uuid>`.',
-    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
-  });
+  new ApiError('UNAUTHORIZED', 'the bearer token is unknown, expired or revoked', { headers: { 'WWW-Authenticate': 'Bearer' } });
 
 export function createEngine(options: EngineOptions): Engine {
   const { registry, db } = options;

@@ -1,11 +1,395 @@
-/** OpenAPI 3.1 document generated from the registry. (Being written.) */
-import type { Registry } from './registry.ts';
+/**
+ * The OpenAPI 3.1 document served at `GET /` (decisions.md section 1), generated from the registry
+ * alone: a resource added to the registry appears here with its paths, schema and filters. What
+ * operations share (parameters, error responses, headers) lives once in `components` and is
+ * referenced by `$ref`, which keeps the document small: a list answers GET and HEAD alike.
+ */
+import { type Field, type FieldKind, type Registry, type Resource, type Verb, VERBS } from './registry.ts';
 
 export interface OpenApiOptions {
   /** Server URL the document names, e.g. http://127.0.0.1:3000/api/v1 */
   readonly serverUrl?: string;
 }
 
+type Json = Record<string, unknown>;
+
+/** Values of the `engage-version` header (decisions.md section 7); the first is the current one. */
+const VERSIONS = ['2026-11-01'];
+
+/** The casts `select` accepts (engine/plan/read.ts SAFE_CASTS; a test keeps the two in step). */
+const SELECT_CASTS = [
+  'text', 'varchar', 'uuid', 'int', 'int4', 'integer', 'int8', 'bigint', 'numeric', 'decimal', 'float8',
+  'double precision', 'real', 'float4', 'bool', 'boolean', 'date', 'timestamptz', 'timestamp', 'json', 'jsonb',
+];
+
+/** JSON Schema of each field kind, as rows leave the API (decisions.md section 9). */
+const KIND_SCHEMA: Record<FieldKind, { readonly type?: string; readonly format?: string; readonly items?: Json }> = {
+  uuid: { type: 'string', format: 'uuid' },
+  text: { type: 'string' },
+  boolean: { type: 'boolean' },
+  integer: { type: 'integer', format: 'int32' },
+  numeric: { type: 'number' },
+  date: { type: 'string', format: 'date' },
+  timestamptz: { type: 'string', format: 'date-time' },
+  'text[]': { type: 'array', items: { type: 'string' } },
+  jsonb: {}, // any JSON value
+};
+
+/** Filter operators by field kind, as the read planner accepts them (a test plans each one). */
+const COMMON_OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'isdistinct', 'in', 'is.null', 'is.not_null'];
+const OPERATORS_BY_KIND: Partial<Record<FieldKind, readonly string[]>> = {
+  text: ['like', 'ilike', 'match', 'imatch', 'fts', 'plfts', 'phfts', 'wfts'],
+  boolean: ['is.true', 'is.false', 'is.unknown'],
+  'text[]': ['cs', 'cd', 'ov'],
+  jsonb: ['cs', 'cd'],
+};
+
+/** Query keys the engine reads as something other than a filter; a field so named is quoted. */
+const RESERVED_KEYS = new Set(['select', 'columns', 'on_conflict', 'order', 'limit', 'offset', 'and', 'or']);
+
+/** Error responses every operation may name, by status (decisions.md section 5). */
+const ERROR_RESPONSES = {
+  400: ['BadRequest', 'Bad Request: a malformed query, an unknown field, an invalid body, a PATCH or DELETE without a filter, or an unsupported engage-version.'],
+  401: ['Unauthorized', 'Unauthorized: the bearer token is missing, unknown, expired or revoked.'],
+  403: ['Forbidden', 'Forbidden: the body acts for another organisation.'],
+  406: ['NotAcceptable', 'Not Acceptable: an unsupported Accept, or a single object asked for when not exactly one row matches.'],
+  409: ['Conflict', 'Conflict: a unique value is taken, or a referenced record does not exist in the organisation.'],
+  413: ['PayloadTooLarge', 'Payload Too Large: the body exceeds 1 MiB.'],
+  415: ['UnsupportedMediaType', 'Unsupported Media Type: the body is not application/json.'],
+  416: ['RangeNotSatisfiable', 'Range Not Satisfiable: the range starts past the last row.'],
+} as const;
+type ErrorStatus = keyof typeof ERROR_RESPONSES;
+
+const JSON_TYPE = 'application/json';
+const OBJECT_TYPE = 'application/vnd.pgrst.object+json';
+
+const ref = (section: 'schemas' | 'parameters' | 'responses' | 'headers', name: string): Json => ({
+  $ref: `#/components/${section}/${name}`,
+});
+
+const queryParameter = (name: string, description: string, schema: Json = { type: 'string' }): Json => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
+
+const headerParameter = (name: string, description: string, schema: Json = { type: 'string' }): Json => ({
+  name,
+  in: 'header',
+  required: false,
+  description,
+  schema,
+});
+
+const PAGINATION = 'Limiting and Pagination';
+const DIGITS = { type: 'string', pattern: '^[0-9]+$' };
+
+/** Parameters shared by every resource. */
+const SHARED_PARAMETERS: Record<string, Json> = {
+  select: queryParameter(
+    'select',
+    'Filtering Columns: the fields to return, comma-separated, e.g. `select=id,name`. `alias:field` renames, ' +
+      '`field::type` casts, `data->key` and `data->>key` reach into JSON fields; `*` (the default) is every field. ' +
+      `Casts: ${SELECT_CASTS.join(', ')}.`,
+  ),
+  order: queryParameter(
+    'order',
+    'Ordering: comma-separated terms `field[.asc|.desc][.nullsfirst|.nullslast]`, on the fields each resource allows.',
+  ),
+  limit: queryParameter('limit', `${PAGINATION}: the most rows to return. A page never exceeds the server's maximum.`, DIGITS),
+  offset: queryParameter('offset', `${PAGINATION}: the rows to skip.`, DIGITS),
+  and: queryParameter(
+    'and',
+    'Logic tree whose conditions must all hold, e.g. `and=(name.eq.a,or(value.gt.1,value.is.null))`: conditions are ' +
+      '`field.operator.value`, groups `and(...)` and `or(...)` nest, `not.` negates; quote values holding `,` `.` `(` `)` ' +
+      'with `"`. The key `not.and` negates the whole tree.',
+  ),
+  or: queryParameter(
+    'or',
+    'Logic tree of which one condition must hold, e.g. `or=(name.eq.a,value.gt.1)`; same syntax as `and`. ' +
+      'The key `not.or` negates the whole tree.',
+  ),
+  columns: queryParameter('columns', 'Columns: the body keys to insert, comma-separated; other keys of the body are ignored.'),
+  on_conflict: queryParameter(
+    'on_conflict',
+    'On Conflict: the comma-separated fields of the unique constraint an upsert (`Prefer: resolution=...`) resolves on.',
+  ),
+  Range: headerParameter(
+    'Range',
+    `${PAGINATION}: the rows \`first-last\`, zero-based and inclusive, e.g. \`0-24\`, or \`25-\` for every row from 25 on; \`items=0-24\` also works.`,
+  ),
+  'Range-Unit': headerParameter('Range-Unit', `${PAGINATION}: the unit of Range; only \`items\` is supported.`, {
+    type: 'string',
+    default: 'items',
+  }),
+  Prefer: headerParameter(
+    'Prefer',
+    'Preferences (RFC 7240), comma-separated; the first of each kind wins and unknown ones are ignored unless `handling=strict`.\n' +
+      '- `count=exact|planned|estimated`: the total after the slash of Content-Range (GET, HEAD)\n' +
+      '- `return=minimal|headers-only|representation`: what a write answers with (default minimal)\n' +
+      '- `resolution=merge-duplicates|ignore-duplicates`: upsert on the unique fields of `on_conflict` (POST)\n' +
+      '- `missing=default|null`: what fields an item of a bulk POST omits get\n' +
+      '- `handling=strict|lenient`: strict refuses unknown preferences with 400\n' +
+      '- `tx=commit|rollback`: rollback runs the request, then undoes it\n' +
+      '- `max-affected=N`: with `handling=strict`, a PATCH or DELETE that would affect more than N rows fails',
+  ),
+  'engage-version': headerParameter(
+    'engage-version',
+    `API version. Absent means the current one (${VERSIONS[0]}); any other value is 400 INVALID_VERSION_HEADER. Responses echo the version used.`,
+    { type: 'string', enum: VERSIONS },
+  ),
+};
+
+const HEADERS: Record<string, Json> = {
+  'Request-Id': { description: 'Identifies the request; an error body repeats it as request_id.', schema: { type: 'string' } },
+  'Content-Range': {
+    description: 'The rows returned and the total, e.g. `0-24/*`, or `0-24/3573` with `Prefer: count=exact`.',
+    schema: { type: 'string' },
+  },
+  Location: { description: 'Where the created row can be read (with `Prefer: return=headers-only`).', schema: { type: 'string' } },
+};
+
+const ERROR_SCHEMA: Json = {
+  type: 'object',
+  description: 'The body of every error. Branch on the status class, then `code`, then `is_transient`.',
+  required: ['name', 'message', 'code', 'is_transient', 'timestamp', 'status_code', 'contact_support', 'request_id'],
+  properties: {
+    name: { type: 'string', description: 'Error class name, e.g. APIError.' },
+    message: { type: 'string', description: 'Human-readable; not to be parsed.' },
+    code: { type: 'string', description: 'Stable machine-readable code, e.g. VALIDATION_FAILED; use it for logic.' },
+    is_transient: { type: 'boolean', description: 'Whether the same request, retried, may succeed.' },
+    timestamp: { type: 'string', format: 'date-time', description: 'When the error response was created.' },
+    status_code: { type: 'integer', description: 'The HTTP status returned.' },
+    contact_support: { type: 'boolean', description: 'Whether support escalation is likely needed.' },
+    request_id: { type: 'string', description: 'Equals the Request-Id header.' },
+    hint: { type: 'string', description: 'What to change, for some errors.' },
+    context: { description: 'Details, for some errors, e.g. each validation problem by field.' },
+  },
+};
+
+// ---- schemas ----
+
+function fieldSchema(field: Field): Json {
+  const { type, ...rest } = KIND_SCHEMA[field.kind];
+  const schema: Json = { ...(type && { type: field.nullable ? [type, 'null'] : type }), ...rest };
+  // An enum constrains null too, so a nullable enum must list it.
+  if (field.enum) schema.enum = field.nullable ? [...field.enum, null] : [...field.enum];
+  if (field.serverManaged) schema.readOnly = true;
+  if (field.description) schema.description = field.description;
+  return schema;
+}
+
+function resourceSchema(resource: Resource): Json {
+  const properties = Object.fromEntries(resource.fields.map((f) => [f.name, fieldSchema(f)]));
+  if (!resource.customFields) return { type: 'object', description: resource.description, properties };
+  const note =
+    'Custom-field values appear as extra properties named by custom_field.key, typed by custom_field.type ' +
+    '(string, date and datetime as strings, number, boolean, string_list as an array of strings).';
+  return {
+    type: 'object',
+    description: [resource.description, note].filter(Boolean).join(' '),
+    properties,
+    additionalProperties: true,
+  };
+}
+
+// ---- per-resource parameters ----
+
+const usesFilters = (resource: Resource) => ['GET', 'PATCH', 'DELETE'].some((v) => resource.verbs.has(v as Verb));
+const filterable = (resource: Resource) => resource.fields.filter((f) => f.filterable);
+const orderable = (resource: Resource) => resource.fields.filter((f) => f.orderable).map((f) => f.name);
+const filterKey = (resource: Resource, field: Field) => `filter.${resource.name}.${field.name}`;
+const orderKey = (resource: Resource) => `order.${resource.name}`;
+
+function filterParameter(field: Field): Json {
+  const operators = [...COMMON_OPERATORS, ...(OPERATORS_BY_KIND[field.kind] ?? [])];
+  const values = field.enum ? `; one of ${field.enum.join(', ')}` : '';
+  const description =
+    `${field.description ? `${field.description}. ` : ''}Filter on ${field.name} (${field.kind}${values}) as \`operator.value\`, ` +
+    'e.g. `eq.value`, `in.(a,b)`, `is.null`; `not.` before the operator negates, `op(any)`/`op(all)` take `{a,b}`. ' +
+    `Operators: ${operators.map((o) => `\`${o}\``).join(', ')}.`;
+  return queryParameter(RESERVED_KEYS.has(field.name) ? `"${field.name}"` : field.name, description);
+}
+
+function orderParameter(resource: Resource): Json {
+  const fields = orderable(resource);
+  return {
+    ...queryParameter(
+      'order',
+      `Ordering: comma-separated terms \`field[.asc|.desc][.nullsfirst|.nullslast]\`. Allowed fields: ${fields.join(', ')}.`,
+    ),
+    example: `${fields[0]}.desc`,
+  };
+}
+
+function resourceParameters(resource: Resource): Array<[string, Json]> {
+  const filters = usesFilters(resource) ? filterable(resource).map((f): [string, Json] => [filterKey(resource, f), filterParameter(f)]) : [];
+  const order: Array<[string, Json]> =
+    resource.verbs.has('GET') && orderable(resource).length > 0 ? [[orderKey(resource), orderParameter(resource)]] : [];
+  return [...filters, ...order];
+}
+
+// ---- operations ----
+
+const shared = (...names: string[]) => names.map((name) => ref('parameters', name));
+
+function filterRefs(resource: Resource): Json[] {
+  const fields = filterable(resource);
+  return fields.length === 0 ? [] : [...fields.map((f) => ref('parameters', filterKey(resource, f))), ...shared('and', 'or')];
+}
+
+const errors = (...statuses: ErrorStatus[]) =>
+  Object.fromEntries(statuses.map((status) => [status, ref('responses', ERROR_RESPONSES[status][0])]));
+
+const requestId = { 'Request-Id': ref('headers', 'Request-Id') };
+
+/** Rows as JSON: an array, or one object when Accept asks for application/vnd.pgrst.object+json. */
+function rows(resource: Resource, description: string, headers: Json = {}): Json {
+  const schema = ref('schemas', resource.name);
+  return {
+    description,
+    headers: { ...requestId, ...headers },
+    content: { [JSON_TYPE]: { schema: { type: 'array', items: schema } }, [OBJECT_TYPE]: { schema } },
+  };
+}
+
+const noContent = (description = 'No Content') => ({ description, headers: requestId });
+
+function operation(resource: Resource, action: string, summary: string, rest: Json): Json {
+  return { operationId: `${action}_${resource.name}`, tags: [resource.name], summary, ...rest };
+}
+
+function readOperations(resource: Resource): Json {
+  const parameters = [
+    ...filterRefs(resource),
+    ...shared('select'),
+    ...(orderable(resource).length > 0 ? [ref('parameters', orderKey(resource))] : []),
+    ...shared('limit', 'offset', 'Range', 'Range-Unit', 'Prefer', 'engage-version'),
+  ];
+  const range = { 'Content-Range': ref('headers', 'Content-Range') };
+  const failures = errors(400, 401, 406, 416);
+  return {
+    get: operation(resource, 'list', `List ${resource.name}`, {
+      parameters,
+      responses: { 200: rows(resource, 'OK', range), 206: rows(resource, 'Partial Content', range), ...failures },
+    }),
+    head: operation(resource, 'head', `Count ${resource.name} (GET without a body)`, {
+      parameters,
+      responses: {
+        200: { description: 'OK', headers: { ...requestId, ...range } },
+        206: { description: 'Partial Content', headers: { ...requestId, ...range } },
+        ...failures,
+      },
+    }),
+  };
+}
+
+const WRITE_ERRORS = [400, 401, 403, 409, 413, 415] as const;
+
+function createOperation(resource: Resource): Json {
+  const schema = ref('schemas', resource.name);
+  return {
+    post: operation(resource, 'create', `Create ${resource.name}`, {
+      description: 'Takes one object or an array of them, written in one statement. Server-managed fields are set by the server.',
+      parameters: shared('select', 'columns', 'on_conflict', 'Prefer', 'engage-version'),
+      requestBody: { required: true, content: { [JSON_TYPE]: { schema: { oneOf: [schema, { type: 'array', items: schema }] } } } },
+      responses: {
+        201: rows(resource, 'Created: the rows with `Prefer: return=representation`, else an empty body.', {
+          Location: ref('headers', 'Location'),
+        }),
+        200: rows(resource, 'OK: the affected rows.'),
+        204: noContent(),
+        ...errors(...WRITE_ERRORS),
+      },
+    }),
+  };
+}
+
+const FILTER_REQUIRED = 'Acts on the rows the filters select; at least one filter is required.';
+
+function updateOperation(resource: Resource): Json {
+  return {
+    patch: operation(resource, 'update', `Update ${resource.name}`, {
+      description: FILTER_REQUIRED,
+      parameters: [...filterRefs(resource), ...shared('select', 'Prefer', 'engage-version')],
+      requestBody: { required: true, content: { [JSON_TYPE]: { schema: ref('schemas', resource.name) } } },
+      responses: {
+        200: rows(resource, 'OK: the updated rows, with `Prefer: return=representation`.'),
+        204: noContent(),
+        ...errors(...WRITE_ERRORS),
+      },
+    }),
+  };
+}
+
+function deleteOperation(resource: Resource): Json {
+  return {
+    delete: operation(resource, 'delete', `Delete ${resource.name}`, {
+      description: FILTER_REQUIRED,
+      parameters: [...filterRefs(resource), ...shared('select', 'Prefer', 'engage-version')],
+      responses: {
+        200: rows(resource, 'OK: the deleted rows, with `Prefer: return=representation`.'),
+        204: noContent(),
+        ...errors(400, 401),
+      },
+    }),
+  };
+}
+
+const OPERATIONS: Record<Verb, (resource: Resource) => Json> = {
+  GET: readOperations,
+  POST: createOperation,
+  PATCH: updateOperation,
+  DELETE: deleteOperation,
+};
+
+function pathItem(resource: Resource): Json {
+  // VERBS, not the resource's set, fixes the order of operations in the document.
+  return Object.assign({}, ...VERBS.filter((v) => resource.verbs.has(v)).map((v) => OPERATIONS[v](resource)));
+}
+
+const ROOT_PATH: Json = {
+  get: {
+    operationId: 'get_openapi',
+    tags: ['Introspection'],
+    summary: 'This OpenAPI document',
+    parameters: shared('engage-version'),
+    responses: {
+      200: {
+        description: 'OK',
+        headers: requestId,
+        content: { 'application/openapi+json': { schema: { type: 'object' } }, [JSON_TYPE]: { schema: { type: 'object' } } },
+      },
+      ...errors(401),
+    },
+  },
+};
+
 export function buildOpenApi(registry: Registry, options: OpenApiOptions = {}): Record<string, unknown> {
-  return { openapi: '3.1.0', info: { title: 'API', version: '1.0.0' }, servers: options.serverUrl ? [{ url: options.serverUrl }] : [], paths: Object.fromEntries(registry.resources.map((r) => [`/${r.name}`, {}])) };
+  const { resources } = registry;
+  return {
+    openapi: '3.1.0',
+    info: { title: 'API', version: '1.0.0' },
+    servers: [{ url: options.serverUrl ?? '/api/v1' }],
+    security: [{ bearerAuth: [] }],
+    tags: [
+      { name: 'Introspection', description: 'The description of this API.' },
+      ...resources.map((r) => ({ name: r.name, ...(r.description && { description: r.description }) })),
+    ],
+    paths: { '/': ROOT_PATH, ...Object.fromEntries(resources.map((r) => [`/${r.name}`, pathItem(r)])) },
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>' } },
+      schemas: { ...Object.fromEntries(resources.map((r) => [r.name, resourceSchema(r)])), Error: ERROR_SCHEMA },
+      parameters: { ...SHARED_PARAMETERS, ...Object.fromEntries(resources.flatMap(resourceParameters)) },
+      headers: HEADERS,
+      responses: Object.fromEntries(
+        Object.values(ERROR_RESPONSES).map(([name, description]) => [
+          name,
+          { description, headers: requestId, content: { [JSON_TYPE]: { schema: ref('schemas', 'Error') } } },
+        ]),
+      ),
+    },
+  };
 }

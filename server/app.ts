@@ -1,0 +1,100 @@
+/**
+ * The Hono adapter: routes, request id, version header, bearer auth, body limits and error
+ * rendering around the engine. `createApp(...).fetch` serves any fetch-style host, and the app can
+ * be mounted inside another Hono app with `host.route('/prefix', createApp(...))`.
+ */
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { requestId } from 'hono/request-id';
+import type { Engine } from '../engine/index.ts';
+import { ApiError } from '../engine/errors.ts';
+import { type AuthVariables, bearerAuth, unauthorized } from './auth/bearer.ts';
+import { renderError, toApiError } from './errors.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { apiVersion } from './version.ts';
+
+export const BODY_LIMIT = 1024 * 1024;
+
+export interface AppOptions {
+  readonly engine: Engine;
+  /** Resolves when the database answers; used by GET /ready. */
+  readonly ping: () => Promise<unknown>;
+  readonly logger?: Logger;
+}
+
+type Env = { Variables: AuthVariables };
+
+export function createApp(options: AppOptions): Hono<Env> {
+  const { engine, ping } = options;
+  const log = options.logger ?? createLogger('silent');
+  const app = new Hono<Env>();
+
+  /**
+   * A caller must learn that their token is bad before anything else about their request, but
+   * the token is only checked inside the statement that serves it. So when a request fails before
+   * that statement ran, the token is checked on its own first.
+   */
+  async function failure(c: Parameters<Parameters<typeof app.onError>[0]>[1], thrown: unknown): Promise<Response> {
+    let error = toApiError(thrown);
+    const scope = c.get('scope');
+    if (scope && error.status < 500 && error.code !== 'UNAUTHORIZED') {
+      try {
+        if ((await engine.authorize(scope)) === null) error = unauthorized('the bearer token is unknown, expired or revoked');
+      } catch (e) {
+        error = toApiError(e);
+      }
+    }
+    return renderError(c, error, log);
+  }
+
+  app.use(requestId({ headerName: 'Request-Id' }));
+
+  app.get('/health', (c) => c.json({ status: 'ok' }));
+  app.get('/ready', async (c) => {
+    try {
+      await ping();
+    } catch (cause) {
+      throw new ApiError('DATABASE_UNAVAILABLE', 'the database does not answer', { headers: { 'Retry-After': '1' }, cause });
+    }
+    return c.json({ status: 'ready' });
+  });
+
+  const guarded = [
+    apiVersion(),
+    bearerAuth(),
+    bodyLimit({
+      maxSize: BODY_LIMIT,
+      onError: () => {
+        throw new ApiError('PAYLOAD_TOO_LARGE', `the request body is larger than ${BODY_LIMIT} bytes`);
+      },
+    }),
+  ] as const;
+  app.use('/api/v1', ...guarded);
+  app.use('/api/v1/*', ...guarded);
+  app.use('/v1/*', ...guarded);
+
+  app.get('/api/v1/', async (c) => {
+    if ((await engine.authorize(c.get('scope'))) === null) throw unauthorized('the bearer token is unknown, expired or revoked');
+    return c.body(JSON.stringify(engine.openapi()), 200, { 'Content-Type': 'application/openapi+json; charset=utf-8' });
+  });
+
+  app.all('/api/v1/:resource', async (c) => {
+    const url = c.req.url;
+    const q = url.indexOf('?');
+    const response = await engine.handle(
+      {
+        method: c.req.method,
+        resource: c.req.param('resource'),
+        query: q < 0 ? '' : url.slice(q + 1),
+        header: (name) => c.req.header(name),
+      },
+      c.get('scope'),
+    );
+    const status = response.status as 200;
+    return response.body === null ? c.body(null, status, response.headers) : c.body(response.body, status, response.headers);
+  });
+
+  app.notFound((c) => failure(c, new ApiError('NOT_FOUND', `nothing is served at ${c.req.method} ${c.req.path}`)));
+  app.onError((error, c) => failure(c, error));
+  return app;
+}

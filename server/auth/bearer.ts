@@ -1,0 +1,29 @@
+/**
+ * Bearer authentication. A well-formed token becomes the request's tenant scope; the engine checks
+ * it against api_token inside the request's own statement (see engine/compile/scope.ts).
+ * A missing or malformed header is refused here without touching the database.
+ */
+import type { MiddlewareHandler } from 'hono';
+import { ApiError } from '../../engine/errors.ts';
+import type { Scope } from '../../engine/compile/scope.ts';
+import { hashToken, isWellFormedToken } from './tokens.ts';
+
+export type AuthVariables = { scope: Scope; requestId: string };
+
+export const unauthorized = (message: string) =>
+  new ApiError('UNAUTHORIZED', message, {
+    hint: 'Send "Authorization: Bearer <token>"; create a token with `npm run token -- create --organisation <uuid>`.',
+    headers: { 'WWW-Authenticate': 'Bearer' },
+  });
+
+export function bearerAuth(): MiddlewareHandler<{ Variables: AuthVariables }> {
+  return async function bearerAuth(c, next) {
+    const header = c.req.header('authorization');
+    if (!header) throw unauthorized('this request needs an Authorization header with a bearer token');
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw unauthorized('the Authorization header must be "Bearer <token>"');
+    if (!isWellFormedToken(match[1]!)) throw unauthorized('the bearer token is not valid');
+    c.set('scope', { tokenHash: hashToken(match[1]!) });
+    await next();
+  };
+}

@@ -1,0 +1,34 @@
+/** Configuration from the environment, checked once at start-up (see the README's table). */
+import * as v from 'valibot';
+
+const int = (fallback: number, min = 0) =>
+  v.pipe(
+    v.optional(v.string(), String(fallback)),
+    v.regex(/^\d+$/, 'must be a whole number'),
+    v.transform(Number),
+    v.minValue(min, `must be at least ${min}`),
+  );
+
+const ConfigSchema = v.object({
+  PORT: int(3000, 1),
+  HOST: v.optional(v.string(), '127.0.0.1'),
+  /** PostgreSQL through postgres.js when set; PGlite in PGLITE_DIR otherwise. */
+  DATABASE_URL: v.optional(v.pipe(v.string(), v.minLength(1))),
+  PGLITE_DIR: v.optional(v.string(), './.data'),
+  MAX_ROWS: int(1000, 1),
+  DB_POOL_SIZE: int(10, 1),
+  STATEMENT_TIMEOUT_MS: int(15000),
+  LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+});
+
+export type Config = v.InferOutput<typeof ConfigSchema>;
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const known = Object.fromEntries(Object.keys(ConfigSchema.entries).map((k) => [k, env[k] === '' ? undefined : env[k]]));
+  const result = v.safeParse(ConfigSchema, known);
+  if (!result.success) {
+    const problems = result.issues.map((i) => `${v.getDotPath(i) ?? '?'} ${i.message}`).join('; ');
+    throw new Error(`invalid configuration: ${problems}`);
+  }
+  return result.output;
+}

@@ -1,0 +1,51 @@
+/**
+ * Opens the configured database (postgres.js or PGlite) and applies the committed drizzle-kit
+ * migrations. Migrations run on their own connection: drizzle changes a client's type parsers.
+ */
+import { fileURLToPath } from 'node:url';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
+import postgres from 'postgres';
+import { openPglite } from '../engine/db/pglite.ts';
+import type { Database } from '../engine/db/port.ts';
+import { connectPostgres } from '../engine/db/postgres.ts';
+
+export const MIGRATIONS = fileURLToPath(new URL('../drizzle', import.meta.url));
+
+export interface DatabaseConfig {
+  readonly DATABASE_URL?: string | undefined;
+  /** undefined: in memory (tests). */
+  readonly PGLITE_DIR?: string | undefined;
+  readonly DB_POOL_SIZE?: number;
+  readonly STATEMENT_TIMEOUT_MS?: number;
+}
+
+export type OpenDatabase = Database & { migrate(): Promise<void> };
+
+export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
+  const options = { poolSize: config.DB_POOL_SIZE, statementTimeoutMs: config.STATEMENT_TIMEOUT_MS };
+  const url = config.DATABASE_URL;
+  if (url) {
+    const db = connectPostgres(url, options);
+    return {
+      ...db,
+      async migrate() {
+        const client = postgres(url, { max: 1, onnotice: () => {} });
+        try {
+          // One migrator at a time across processes (a server and the token CLI may start together).
+          await client`SELECT pg_advisory_lock(hashtext('engage.migrate'))`;
+          await migratePostgres(drizzlePostgres(client), { migrationsFolder: MIGRATIONS });
+        } finally {
+          await client.end({ timeout: 5 });
+        }
+      },
+    };
+  }
+  const db = await openPglite(config.PGLITE_DIR, options);
+  return {
+    ...db,
+    migrate: () => migratePglite(drizzlePglite(db.pg), { migrationsFolder: MIGRATIONS }),
+  };
+}

@@ -1,0 +1,35 @@
+/** Renders every failure as the contract's error body (decisions.md section 5). */
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { ApiError } from '../engine/errors.ts';
+import type { Logger } from './logger.ts';
+
+/** Any thrown value as an ApiError; what is not one already is a bug, reported as a 500. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof HTTPException && error.status === 413) {
+    return new ApiError('PAYLOAD_TOO_LARGE', 'the request body is larger than the limit of this endpoint');
+  }
+  return new ApiError('INTERNAL_ERROR', 'an unexpected error occurred; it has been logged', { cause: error });
+}
+
+export function renderError(c: Context, error: ApiError, log: Logger): Response {
+  const requestId: string = c.get('requestId') ?? '';
+  if (error.status >= 500) {
+    log.error({ err: error.cause ?? error, code: error.code, requestId, method: c.req.method, path: c.req.path }, error.message);
+  }
+  const body: Record<string, unknown> = {
+    name: error.name,
+    message: error.message,
+    code: error.code,
+    is_transient: error.isTransient,
+    timestamp: new Date().toISOString(),
+    status_code: error.status,
+    contact_support: error.contactSupport,
+    request_id: requestId,
+  };
+  if (error.hint !== undefined) body.hint = error.hint;
+  if (error.context !== undefined) body.context = error.context;
+  // c.body keeps the headers middleware already set (Request-Id, engage-version).
+  return c.body(JSON.stringify(body), error.status as 400, { 'Content-Type': 'application/json; charset=utf-8', ...error.headers });
+}

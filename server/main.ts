@@ -1,0 +1,57 @@
+/**
+ * `npm start`: applies pending migrations, seeds a demo organisation on an empty embedded
+ * database, and serves the API on HOST:PORT.
+ */
+import { serve } from '@hono/node-server';
+import { createEngine } from '../engine/index.ts';
+import { createRegistry } from '../engine/registry.ts';
+import { resources } from '../schema/registry.ts';
+import { seedDemo } from '../scripts/seed.ts';
+import { createApp } from './app.ts';
+import { loadConfig } from './config.ts';
+import { openDatabase } from './database.ts';
+import { holdEmbedded } from './embedded-lock.ts';
+import { createLogger } from './logger.ts';
+
+const config = loadConfig();
+const log = createLogger(config.LOG_LEVEL);
+const embedded = !config.DATABASE_URL;
+const release = embedded ? holdEmbedded(config.PGLITE_DIR) : () => {};
+
+const db = await openDatabase(config);
+await db.migrate();
+const base = `http://${config.HOST}:${config.PORT}`;
+if (embedded) {
+  const demo = await seedDemo(db);
+  if (demo) {
+    console.log(`Created a demo organisation ${demo.organisationId} with sample data in ${config.PGLITE_DIR}.`);
+    console.log(`Its API token (shown once): ${demo.token}`);
+    console.log(`Try: curl -H "Authorization: Bearer ${demo.token}" "${base}/api/v1/contact?select=id,display_name,email&order=display_name"`);
+  }
+}
+
+const engine = createEngine({
+  registry: createRegistry(resources),
+  db,
+  maxRows: config.MAX_ROWS,
+  openapi: { serverUrl: `${base}/api/v1` },
+});
+const app = createApp({ engine, ping: () => db.query('SELECT 1'), logger: log });
+
+const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, () => {
+  log.info({ port: config.PORT, host: config.HOST, database: db.kind }, 'listening');
+  console.log(`Engage API listening on ${base}/api/v1 (${embedded ? `embedded PGlite in ${config.PGLITE_DIR}` : 'PostgreSQL'})`);
+});
+
+let stopping = false;
+async function stop(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'stopping');
+  server.close();
+  await db.close().catch(() => {});
+  release();
+  process.exit(0);
+}
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));
