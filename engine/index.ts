@@ -100,7 +100,7 @@ export function createEngine(options: EngineOptions): Engine {
       const plan = planRead(resource, request, maxRows);
       const statement = compileRead(plan, scope);
       const [row] = await execute<ReadRow>(statement.text, statement.params);
-      if (!row || row.authorized !== 1) throw unauthorized();
+      if (row?.authorized !== 1) throw unauthorized();
       return respondRead(plan, {
         pageTotal: row.page_total,
         total: row.total === null ? null : Number(row.total),

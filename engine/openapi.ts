@@ -5,6 +5,8 @@
  * referenced by `$ref`, which keeps the document small: a list answers GET and HEAD alike.
  */
 import { type Field, type FieldKind, type Registry, type Resource, type Verb, VERBS } from './registry.ts';
+import { SELECT_CASTS } from './plan/read.ts';
+import { CURRENT_VERSION, SUPPORTED_VERSIONS } from './versions.ts';
 
 export interface OpenApiOptions {
   /** Server URL the document names, e.g. http://127.0.0.1:3000/api/v1 */
@@ -12,15 +14,6 @@ export interface OpenApiOptions {
 }
 
 type Json = Record<string, unknown>;
-
-/** Values of the `engage-version` header (decisions.md section 7); the first is the current one. */
-const VERSIONS = ['2026-11-01'];
-
-/** The casts `select` accepts (engine/plan/read.ts SAFE_CASTS; a test keeps the two in step). */
-const SELECT_CASTS = [
-  'text', 'varchar', 'uuid', 'int', 'int4', 'integer', 'int8', 'bigint', 'numeric', 'decimal', 'float8',
-  'double precision', 'real', 'float4', 'bool', 'boolean', 'date', 'timestamptz', 'timestamp', 'json', 'jsonb',
-];
 
 /** JSON Schema of each field kind, as rows leave the API (decisions.md section 9). */
 const KIND_SCHEMA: Record<FieldKind, { readonly type?: string; readonly format?: string; readonly items?: Json }> = {
@@ -137,8 +130,8 @@ const SHARED_PARAMETERS: Record<string, Json> = {
   ),
   'engage-version': headerParameter(
     'engage-version',
-    `API version. Absent means the current one (${VERSIONS[0]}); any other value is 400 INVALID_VERSION_HEADER. Responses echo the version used.`,
-    { type: 'string', enum: VERSIONS },
+    `API version. Absent means the current one (${CURRENT_VERSION}); any other value is 400 INVALID_VERSION_HEADER. Responses echo the version used.`,
+    { type: 'string', enum: [...SUPPORTED_VERSIONS] },
   ),
 };
 
@@ -181,23 +174,24 @@ function fieldSchema(field: Field): Json {
   return schema;
 }
 
+const CUSTOM_FIELDS_NOTE =
+  'Custom-field values appear as extra properties named by custom_field.key, typed by custom_field.type ' +
+  '(string, date and datetime as strings, number, boolean, string_list as an array of strings).';
+
 function resourceSchema(resource: Resource): Json {
-  const properties = Object.fromEntries(resource.fields.map((f) => [f.name, fieldSchema(f)]));
-  if (!resource.customFields) return { type: 'object', description: resource.description, properties };
-  const note =
-    'Custom-field values appear as extra properties named by custom_field.key, typed by custom_field.type ' +
-    '(string, date and datetime as strings, number, boolean, string_list as an array of strings).';
+  const custom = resource.customFields !== undefined;
+  const description = [resource.description, custom ? CUSTOM_FIELDS_NOTE : undefined].filter(Boolean).join(' ');
   return {
     type: 'object',
-    description: [resource.description, note].filter(Boolean).join(' '),
-    properties,
-    additionalProperties: true,
+    ...(description && { description }),
+    properties: Object.fromEntries(resource.fields.map((f) => [f.name, fieldSchema(f)])),
+    ...(custom && { additionalProperties: true }),
   };
 }
 
 // ---- per-resource parameters ----
 
-const usesFilters = (resource: Resource) => ['GET', 'PATCH', 'DELETE'].some((v) => resource.verbs.has(v as Verb));
+const usesFilters = (resource: Resource) => (['GET', 'PATCH', 'DELETE'] as const).some((v) => resource.verbs.has(v));
 const filterable = (resource: Resource) => resource.fields.filter((f) => f.filterable);
 const orderable = (resource: Resource) => resource.fields.filter((f) => f.orderable).map((f) => f.name);
 const filterKey = (resource: Resource, field: Field) => `filter.${resource.name}.${field.name}`;
@@ -207,7 +201,7 @@ function filterParameter(field: Field): Json {
   const operators = [...COMMON_OPERATORS, ...(OPERATORS_BY_KIND[field.kind] ?? [])];
   const values = field.enum ? `; one of ${field.enum.join(', ')}` : '';
   const description =
-    `${field.description ? `${field.description}. ` : ''}Filter on ${field.name} (${field.kind}${values}) as \`operator.value\`, ` +
+    `${field.description ? `${field.description.replace(/\.?$/, '. ')}` : ''}Filter on ${field.name} (${field.kind}${values}) as \`operator.value\`, ` +
     'e.g. `eq.value`, `in.(a,b)`, `is.null`; `not.` before the operator negates, `op(any)`/`op(all)` take `{a,b}`. ' +
     `Operators: ${operators.map((o) => `\`${o}\``).join(', ')}.`;
   return queryParameter(RESERVED_KEYS.has(field.name) ? `"${field.name}"` : field.name, description);

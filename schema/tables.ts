@@ -72,25 +72,33 @@ const common = () => ({
 });
 
 type TenantColumns = Record<string, PgColumnBuilderBase>;
+/** The built columns a constraint callback sees, by name. */
+type Columns = Record<string, AnyPgColumn>;
+/** A column of a table under construction, by name; a typo fails at start-up, not later. */
+const col = (t: Columns, name: string): AnyPgColumn => {
+  const column = t[name];
+  if (!column) throw new Error(`schema: no column ${name}`);
+  return column;
+};
+type AnyTable = { organisation_id: AnyPgColumn; id: AnyPgColumn };
 
 /** A tenant table: the common fields first, keyed by (organisation_id, id). */
-function tenantTable<const C extends TenantColumns>(name: string, columns: C, extra?: (t: any) => any[]) {
-  return pgTable(name, { ...common(), ...columns }, (t: any) => [
-    primaryKey({ name: `${name}_pkey`, columns: [t.organisation_id, t.id] }),
-    ...(extra ? extra(t) : []),
+function tenantTable<const C extends TenantColumns>(name: string, columns: C, extra?: (t: Columns) => unknown[]) {
+  return pgTable(name, { ...common(), ...columns }, (t: Columns) => [
+    primaryKey({ name: `${name}_pkey`, columns: [col(t, 'organisation_id'), col(t, 'id')] }),
+    ...((extra ? extra(t) : []) as []),
   ]);
 }
 
 /** An index led by organisation_id, as every query of the API filters by it first. */
-const orgIndex = (table: string, t: any, ...fields: string[]) =>
-  index(`${table}_${fields.join('_')}_idx`).on(t.organisation_id, ...fields.map((f) => t[f]));
+const orgIndex = (table: string, t: Columns, ...fields: string[]) =>
+  index(`${table}_${fields.join('_')}_idx`).on(col(t, 'organisation_id'), ...fields.map((f) => col(t, f)));
 
-const externalIdUnique = (table: string, t: any) =>
-  unique(`${table}_external_id_key`).on(t.organisation_id, t.external_id);
+const externalIdUnique = (table: string, t: Columns) => unique(`${table}_external_id_key`).on(col(t, 'organisation_id'), col(t, 'external_id'));
 
 /** A foreign key that stays inside the organisation: (organisation_id, column) -> target (organisation_id, id). */
-const references = (name: string, t: any, column: string, target: any, onDelete: 'cascade' | 'no action' = 'no action') =>
-  foreignKey({ name, columns: [t.organisation_id, t[column]], foreignColumns: [target.organisation_id, target.id] }).onDelete(
+const references = (name: string, t: Columns, column: string, target: AnyTable, onDelete: 'cascade' | 'no action' = 'no action') =>
+  foreignKey({ name, columns: [col(t, 'organisation_id'), col(t, column)], foreignColumns: [target.organisation_id, target.id] }).onDelete(
     onDelete,
   );
 
@@ -108,7 +116,7 @@ export const calendar = tenantTable(
   },
   (t) => [
     externalIdUnique('calendar', t),
-    check('calendar_type_check', oneOf(t.type, CALENDAR_TYPES)),
+    check('calendar_type_check', oneOf(col(t, 'type'), CALENDAR_TYPES)),
     orgIndex('calendar', t, 'created_at'),
     orgIndex('calendar', t, 'updated_at'),
     orgIndex('calendar', t, 'name'),
@@ -156,7 +164,7 @@ export const contact = tenantTable(
   (t) => [
     externalIdUnique('contact', t),
     ...CHANNELS.map((channel) =>
-      check(`contact_${channel}_transactional_opt_in_check`, oneOf(t[`${channel}_transactional_opt_in`], TRANSACTIONAL_OPT_INS)),
+      check(`contact_${channel}_transactional_opt_in_check`, oneOf(col(t, `${channel}_transactional_opt_in`), TRANSACTIONAL_OPT_INS)),
     ),
     orgIndex('contact', t, 'created_at', 'id'),
     orgIndex('contact', t, 'display_name'),
@@ -173,7 +181,7 @@ export const appointment_type = tenantTable(
     description: text(),
     external_id: text(),
   },
-  (t) => [externalIdUnique('appointment_type', t), unique('appointment_type_key_key').on(t.organisation_id, t.key)],
+  (t) => [externalIdUnique('appointment_type', t), unique('appointment_type_key_key').on(col(t, 'organisation_id'), col(t, 'key'))],
 );
 
 export const appointment = tenantTable(
@@ -216,7 +224,7 @@ export const deal = tenantTable(
   },
   (t) => [
     externalIdUnique('deal', t),
-    check('deal_currency_check', oneOf(t.currency, CURRENCIES)),
+    check('deal_currency_check', oneOf(col(t, 'currency'), CURRENCIES)),
     references('deal_contact_fkey', t, 'contact_id', contact),
     orgIndex('deal', t, 'won_at'),
     orgIndex('deal', t, 'lost_at'),
@@ -246,14 +254,14 @@ export const custom_field = tenantTable(
     entity: text({ enum: CUSTOM_FIELD_ENTITIES }).notNull(),
   },
   (t) => [
-    unique('custom_field_entity_key_key').on(t.organisation_id, t.entity, t.key),
-    check('custom_field_type_check', oneOf(t.type, CUSTOM_FIELD_TYPES)),
-    check('custom_field_entity_check', oneOf(t.entity, CUSTOM_FIELD_ENTITIES)),
+    unique('custom_field_entity_key_key').on(col(t, 'organisation_id'), col(t, 'entity'), col(t, 'key')),
+    check('custom_field_type_check', oneOf(col(t, 'type'), CUSTOM_FIELD_TYPES)),
+    check('custom_field_entity_check', oneOf(col(t, 'entity'), CUSTOM_FIELD_ENTITIES)),
   ],
 );
 
 /** A custom-field value table: one row per (record, custom field), the value in its typed column. */
-function customFieldValues<const K extends string>(name: string, parentKey: K, parent: any) {
+function customFieldValues<const K extends string>(name: string, parentKey: K, parent: AnyTable) {
   return pgTable(
     name,
     {
@@ -273,11 +281,11 @@ function customFieldValues<const K extends string>(name: string, parentKey: K, p
       datetime_value: timestamptz(),
       string_list_value: text().array(),
     } as Record<K | 'custom_field_id' | 'organisation_id', ReturnType<typeof uuid>> & Record<string, PgColumnBuilderBase>,
-    (t: any) => [
-      primaryKey({ name: `${name}_pkey`, columns: [t.organisation_id, t[parentKey], t.custom_field_id] }),
+    (t: Columns) => [
+      primaryKey({ name: `${name}_pkey`, columns: [col(t, 'organisation_id'), col(t, parentKey), col(t, 'custom_field_id')] }),
       references(`${name}_parent_fkey`, t, parentKey, parent, 'cascade'),
       references(`${name}_custom_field_fkey`, t, 'custom_field_id', custom_field, 'cascade'),
-      index(`${name}_custom_field_idx`).on(t.organisation_id, t.custom_field_id),
+      index(`${name}_custom_field_idx`).on(col(t, 'organisation_id'), col(t, 'custom_field_id')),
     ],
   );
 }
@@ -294,7 +302,7 @@ export const custom_entity_definition = tenantTable(
     /** JSON Schema that every custom_entity.data of this definition must match. */
     schema: jsonb().notNull().default({}),
   },
-  (t) => [unique('custom_entity_definition_key_key').on(t.organisation_id, t.key)],
+  (t) => [unique('custom_entity_definition_key_key').on(col(t, 'organisation_id'), col(t, 'key'))],
 );
 
 export const custom_entity = tenantTable(

@@ -6,15 +6,22 @@ import { randomUUID } from 'node:crypto';
 import type { Database, Queryable } from '../engine/db/port.ts';
 import { createToken } from '../server/auth/tokens.ts';
 
-/** Inserts rows given as objects; PostgreSQL converts each JSON value to its column's type. */
-async function insert(db: Queryable, table: string, organisationId: string, rows: Array<Record<string, unknown>>) {
+/**
+ * Inserts rows given as objects, converted to column types by PostgreSQL from one JSON parameter,
+ * and returns their ids. Table and column names must be the caller's own constants.
+ */
+export async function insertRows(db: Queryable, table: string, organisationId: string, rows: Array<Record<string, unknown>>): Promise<string[]> {
+  const ids: string[] = [];
   for (const row of rows) {
-    // Table and column names are this file's own constants; values travel as one JSON parameter.
-    const columns = ['organisation_id', ...Object.keys(row)].join(', ');
-    await db.query(`INSERT INTO ${table} (${columns}) SELECT ${columns} FROM json_populate_record(NULL::${table}, $1::json)`, [
-      JSON.stringify({ organisation_id: organisationId, ...row }),
-    ]);
+    const columns = ['organisation_id', ...Object.keys(row)].map((c) => `"${c}"`).join(', ');
+    const [inserted] = await db.query<{ id: string }>(
+      `INSERT INTO "${table}" (${columns}) SELECT ${columns} FROM json_populate_record(NULL::"${table}", $1::text::json)` +
+        ` RETURNING to_jsonb("${table}".*)->>'id' AS id`,
+      [JSON.stringify({ organisation_id: organisationId, ...row })],
+    );
+    ids.push(inserted!.id);
   }
+  return ids;
 }
 
 export async function seedDemo(db: Database): Promise<{ organisationId: string; token: string } | null> {
@@ -30,11 +37,11 @@ export async function seedDemo(db: Database): Promise<{ organisationId: string; 
 
   return db.transaction(async (tx) => {
     await tx.query("INSERT INTO organisation (id, name) VALUES ($1::uuid, 'Demo organisation')", [org]);
-    await insert(tx, 'segment', org, [
+    await insertRows(tx, 'segment', org, [
       { name: 'Everyone', is_default: true },
       { name: 'Newsletter readers', is_default: false },
     ]);
-    await insert(tx, 'calendar', org, [
+    await insertRows(tx, 'calendar', org, [
       { name: 'Front desk', type: 'virtual', external_id: 'cal-1' },
       { name: 'Dr. Meier', type: 'provider', external_id: 'cal-2' },
     ]);
@@ -45,7 +52,7 @@ export async function seedDemo(db: Database): Promise<{ organisationId: string; 
       ['Edsger Dijkstra', 'edsger@example.com', 'Amsterdam', null],
       ['Barbara Liskov', null, 'Boston', '1939-11-07'],
     ] as const;
-    await insert(
+    await insertRows(
       tx,
       'contact',
       org,
@@ -62,15 +69,15 @@ export async function seedDemo(db: Database): Promise<{ organisationId: string; 
         email_transactional_opt_in: 'consent_granted',
       })),
     );
-    await insert(tx, 'contact_note', org, [
+    await insertRows(tx, 'contact_note', org, [
       { contact_id: contacts[0]!, text: 'Prefers morning appointments.' },
       { contact_id: contacts[1]!, text: 'Asked for an invoice by email.' },
     ]);
-    await insert(tx, 'appointment_type', org, [
+    await insertRows(tx, 'appointment_type', org, [
       { name: 'Consultation', key: 'consultation', emoji: '💬' },
       { name: 'Follow-up', key: 'follow_up', emoji: '🔁' },
     ]);
-    await insert(
+    await insertRows(
       tx,
       'appointment',
       org,
@@ -85,17 +92,17 @@ export async function seedDemo(db: Database): Promise<{ organisationId: string; 
         external_id: `apt-${i + 1}`,
       })),
     );
-    await insert(tx, 'custom_field', org, [
+    await insertRows(tx, 'custom_field', org, [
       { id: fields.room, name: 'Room', key: 'room', type: 'string', entity: 'appointment' },
       { id: fields.duration, name: 'Duration (minutes)', key: 'duration', type: 'number', entity: 'appointment' },
       { id: fields.source, name: 'Lead source', key: 'source', type: 'string', entity: 'deal' },
     ]);
-    await insert(tx, 'appointment_custom_field', org, [
+    await insertRows(tx, 'appointment_custom_field', org, [
       { appointment_id: appointments[0]!, custom_field_id: fields.room, key: 'room', value: 'A1', string_value: 'A1' },
       { appointment_id: appointments[0]!, custom_field_id: fields.duration, key: 'duration', value: '30', number_value: 30 },
       { appointment_id: appointments[1]!, custom_field_id: fields.room, key: 'room', value: 'B2', string_value: 'B2' },
     ]);
-    await insert(
+    await insertRows(
       tx,
       'deal',
       org,
@@ -110,14 +117,14 @@ export async function seedDemo(db: Database): Promise<{ organisationId: string; 
         lost_at: i === 2 ? '2026-10-15T12:00:00Z' : null,
       })),
     );
-    await insert(tx, 'deal_custom_field', org, [
+    await insertRows(tx, 'deal_custom_field', org, [
       { deal_id: deals[0]!, custom_field_id: fields.source, key: 'source', value: 'referral', string_value: 'referral' },
     ]);
-    await insert(tx, 'campaign', org, [{ name: 'Winter newsletter' }, { name: 'Spring promotion' }]);
-    await insert(tx, 'custom_entity_definition', org, [
+    await insertRows(tx, 'campaign', org, [{ name: 'Winter newsletter' }, { name: 'Spring promotion' }]);
+    await insertRows(tx, 'custom_entity_definition', org, [
       { id: definition, name: 'Pet', key: 'pet', schema: { type: 'object', properties: { name: { type: 'string' } } } },
     ]);
-    await insert(tx, 'custom_entity', org, [
+    await insertRows(tx, 'custom_entity', org, [
       { custom_entity_definition_id: definition, contact_id: contacts[0]!, external_id: 'pet-1', data: { name: 'Rex' } },
     ]);
     const { token } = await createToken(tx, { organisationId: org, name: 'demo' });

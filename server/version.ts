@@ -4,10 +4,8 @@
  */
 import type { MiddlewareHandler } from 'hono';
 import { ApiError } from '../engine/errors.ts';
+import { CURRENT_VERSION, SUPPORTED_VERSIONS, VERSION_HEADER } from '../engine/versions.ts';
 
-export const VERSION_HEADER = 'engage-version';
-export const SUPPORTED_VERSIONS = ['2026-11-01'] as const;
-export const CURRENT_VERSION = SUPPORTED_VERSIONS[0];
 
 export function apiVersion(): MiddlewareHandler {
   return async function apiVersion(c, next) {

@@ -5,7 +5,7 @@
  * same statement, so authentication costs no extra round trip and a revoked token stops working
  * at once.
  */
-import { Params } from './sql.ts';
+import type { Params } from './sql.ts';
 
 export type Scope =
   /** The host already knows the organisation (an embedding server with its own auth). */

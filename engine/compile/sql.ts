@@ -14,11 +14,16 @@ const TYPE_NAME = /^[a-z][a-z0-9_]*(\[\])?$/;
 export class Params {
   readonly values: (string | null)[] = [];
 
-  /** A bound parameter cast to `type`. PostgreSQL parses the text; nothing is spliced. */
+  /**
+   * A bound parameter cast to `type`. The parameter itself is always declared text, so every
+   * driver sends the caller's string untouched (postgres.js would otherwise re-serialise values
+   * of boolean, date or JSON parameters) and PostgreSQL's own parser converts it.
+   */
   add(value: string | null, type: string): string {
     if (!TYPE_NAME.test(type)) throw new Error(`refusing SQL type name ${JSON.stringify(type)}`);
     this.values.push(value);
-    return `$${this.values.length}::${type}`;
+    const placeholder = `$${this.values.length}::text`;
+    return type === 'text' ? placeholder : `${placeholder}::${type}`;
   }
 }
 

@@ -25,7 +25,10 @@ function parseJsonKey(s: Scanner): string | number {
   // A "-" belongs to the key (`a-b`, `-1`) unless it starts the next arrow.
   while (!KEY_STOP.has(s.peek()) || (s.peek() === '-' && s.peek(1) !== '>')) s.pos++;
   const key = s.input.slice(start, s.pos);
-  if (!key) throw s.error('a JSON key or array index');
+  if (!key || (key.startsWith('-') && !/^-\d+$/.test(key))) {
+    s.pos = start;
+    throw s.error('a JSON key or array index');
+  }
   return /^-?\d+$/.test(key) ? Number(key) : key;
 }
 
@@ -34,7 +37,8 @@ export function parseFieldRef(s: Scanner): FieldRef {
   const name = parseName(s);
   const jsonPath: JsonPathStep[] = [];
   while (s.startsWith('->')) {
-    const arrow = s.eat('->>') ? '->>' : (s.expect('->'), '->');
+    const arrow = s.eat('->>') ? '->>' : '->';
+    if (arrow === '->') s.expect('->');
     jsonPath.push({ arrow, key: parseJsonKey(s) });
   }
   return { name, jsonPath };

@@ -47,19 +47,17 @@ function parseList(s: Scanner): string[] {
   s.skipSpaces();
   s.expect('(', 'a "(" opening the list');
   const values: string[] = [];
+  let quoted = false;
   for (;;) {
-    if (s.peek() === '"') {
-      values.push(s.quoted());
-    } else {
-      values.push(s.takeWhile((c) => c !== ',' && c !== ')'));
-    }
+    quoted = s.peek() === '"';
+    values.push(quoted ? s.quoted() : s.takeWhile((c) => c !== ',' && c !== ')'));
     if (s.eat(',')) continue;
     s.expect(')', '"," or ")"');
     break;
   }
   s.skipSpaces();
-  // `in.()` and `in.( )` are the empty list.
-  return values.length === 1 && values[0]!.trim() === '' ? [] : values;
+  // `in.()` and `in.( )` are the empty list; `in.("")` is the list of one empty string.
+  return values.length === 1 && !quoted && values[0]!.trim() === '' ? [] : values;
 }
 
 function parseOperation(s: Scanner, readValue: ValueReader): { negated: boolean; operation: Operation } {

@@ -32,18 +32,22 @@ export function splitQuery(raw: string): Array<[string, string]> {
 }
 
 function parseCount(name: 'limit' | 'offset', value: string): number {
-  if (!/^\d{1,15}$/.test(value.trim())) {
-    throw new ApiError('INVALID_QUERY', `${name} must be a whole number of zero or more, not "${value}"`, {
-      context: { parameter: name, value },
-    });
+  const s = new Scanner(value, name, `${name}=${value}`, name.length + 1);
+  s.skipSpaces();
+  const digits = s.takeWhile((c) => c >= '0' && c <= '9');
+  s.skipSpaces();
+  if (!digits || digits.length > 15 || !s.done) {
+    if (digits) s.pos = s.input.indexOf(digits) + digits.length;
+    throw s.error('a whole number of zero or more');
   }
-  return Number(value.trim());
+  return Number(digits);
 }
 
 /** A filter key: a field name (quoted or not) with an optional JSON path, and nothing else. */
 function parseFilterKey(key: string) {
   const s = new Scanner(key, 'filter', key);
   const field = parseFieldRef(s);
+  if (s.startsWith('::')) throw s.error('"=" after the field (casts are not allowed in filters)');
   if (!s.done) {
     throw new ApiError('UNKNOWN_FIELD', `"${key}" is not a field; filtering on embedded resources is not supported`, {
       context: { parameter: key },

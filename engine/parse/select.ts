@@ -9,19 +9,24 @@ function aliasAhead(s: Scanner): boolean {
   return match !== null;
 }
 
+const EMBEDDING = 'embedding other resources is not supported';
+const AGGREGATES = 'aggregate functions are not supported';
+
 function parseSelectItem(s: Scanner): SelectItem {
   s.skipSpaces();
   if (s.eat('*')) return { kind: 'star' };
+  if (s.startsWith('...')) throw s.error(`a field name (${EMBEDDING}, spread included)`);
+  if (/^count\(\s*\)/.test(s.input.slice(s.pos))) throw s.error(`a field name (${AGGREGATES})`);
   let alias: string | null = null;
   if (aliasAhead(s)) {
     alias = parseName(s, 'an alias');
     s.expect(':');
   }
   const field = parseFieldRef(s);
-  if (s.peek() === '(') throw s.error('"," or "::" (embedding other resources is not supported)');
+  if (s.peek() === '(' || s.peek() === '!') throw s.error(`"," or "::" (${EMBEDDING})`);
   let cast: string | null = null;
   if (s.eat('::')) cast = parseName(s, 'a type to cast to');
-  if (s.peek() === '.') throw s.error('"," or "::" (aggregate functions are not supported)');
+  if (s.peek() === '.') throw s.error(`"," or "::" (${AGGREGATES})`);
   s.skipSpaces();
   return { kind: 'field', field, alias, cast };
 }

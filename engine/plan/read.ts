@@ -68,6 +68,9 @@ const SAFE_CASTS: Record<string, string> = {
   jsonb: 'jsonb',
 };
 
+/** The cast names `select` accepts, for documentation. */
+export const SELECT_CASTS: readonly string[] = Object.keys(SAFE_CASTS);
+
 /** Operators that only make sense on some kinds of value. */
 const TEXT_ONLY = new Set(['like', 'ilike', 'match', 'imatch', 'fts', 'plfts', 'phfts', 'wfts']);
 const CONTAINMENT = new Set(['cs', 'cd']);

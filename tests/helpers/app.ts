@@ -1,0 +1,43 @@
+/** The real app over a test database, plus organisations with tokens and rows to read. */
+import { randomUUID } from 'node:crypto';
+import { createEngine } from '../../engine/index.ts';
+import type { Queryable } from '../../engine/db/port.ts';
+import { createRegistry, type ResourceDefinition } from '../../engine/registry.ts';
+import { resources } from '../../schema/registry.ts';
+import { createToken } from '../../server/auth/tokens.ts';
+import { createApp } from '../../server/app.ts';
+import { createTestDatabase, type TestDatabase } from './db.ts';
+
+export interface TestApp extends TestDatabase {
+  readonly app: ReturnType<typeof createApp>;
+  /** GET (or any method) with a bearer token; `path` is below /api/v1. */
+  call(path: string, token: string | null, init?: RequestInit): Promise<Response>;
+}
+
+export async function createTestApp(options: { maxRows?: number; resources?: readonly ResourceDefinition[] } = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const engine = createEngine({ registry: createRegistry(options.resources ?? resources), db: database.db, maxRows: options.maxRows ?? 1000 });
+  const app = createApp({ engine, ping: () => database.db.query('SELECT 1') });
+  return {
+    ...database,
+    app,
+    call(path, token, init = {}) {
+      const headers = new Headers(init.headers);
+      if (token !== null) headers.set('Authorization', `Bearer ${token}`);
+      return Promise.resolve(app.request(`/api/v1${path}`, { ...init, headers }));
+    },
+  };
+}
+
+export interface Organisation {
+  readonly id: string;
+  readonly token: string;
+}
+
+export async function createOrganisation(db: Queryable): Promise<Organisation> {
+  const id = randomUUID();
+  const { token } = await createToken(db, { organisationId: id, name: 'test' });
+  return { id, token };
+}
+
+export { insertRows } from '../../scripts/seed.ts';

@@ -1,0 +1,428 @@
+import { pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { describe, expect, it } from 'vitest';
+import { buildOpenApi } from '../engine/openapi.ts';
+import { parsePreferences } from '../engine/parse/headers.ts';
+import { parseRequest } from '../engine/parse/index.ts';
+import { planRead } from '../engine/plan/read.ts';
+import { createRegistry, defineResource, type FieldKind, type Registry, type Resource } from '../engine/registry.ts';
+import { resources } from '../schema/registry.ts';
+
+type Json = Record<string, unknown>;
+
+interface Parameter {
+  readonly name: string;
+  readonly in: string;
+  readonly description?: string;
+  readonly schema?: Json;
+}
+
+interface Operation {
+  readonly operationId: string;
+  readonly tags: readonly string[];
+  readonly summary: string;
+  readonly security?: unknown;
+  readonly parameters?: readonly Json[];
+  readonly requestBody?: Json;
+  readonly responses: Record<string, Json>;
+}
+
+interface Document {
+  readonly openapi: string;
+  readonly info: { readonly title: string; readonly version: string };
+  readonly servers: readonly { readonly url: string }[];
+  readonly security: readonly Json[];
+  readonly paths: Record<string, Record<string, Operation>>;
+  readonly components: {
+    readonly securitySchemes: Record<string, Json>;
+    readonly schemas: Record<string, { readonly properties: Record<string, Json> } & Json>;
+    readonly parameters: Record<string, Parameter>;
+    readonly responses: Record<string, Json>;
+  };
+}
+
+const registry = createRegistry(resources);
+const build = (r: Registry = registry, options = {}) => buildOpenApi(r, options) as unknown as Document;
+const doc = build();
+
+/** A test-only resource; its field "order" shares a name with a query-string keyword. */
+const timestamptz = () => timestamp({ withTimezone: true, mode: 'string' });
+const widget = pgTable('widget', {
+  id: uuid().notNull().defaultRandom(),
+  created_at: timestamptz().notNull().defaultNow(),
+  updated_at: timestamptz().notNull().defaultNow(),
+  organisation_id: uuid().notNull(),
+  label: text(),
+  order: text(),
+});
+const extended = createRegistry([
+  ...resources,
+  defineResource({ name: 'widget', table: widget, verbs: ['GET', 'DELETE'], orderable: ['label'], filterable: ['id', 'label', 'order'] }),
+]);
+const withWidget = build(extended);
+
+const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace'];
+
+/** Follows a local `$ref` (a JSON pointer into the document); undefined when it leads nowhere. */
+function follow(document: unknown, ref: string): unknown {
+  if (!ref.startsWith('#/')) return undefined;
+  let node: unknown = document;
+  for (const raw of ref.slice(2).split('/')) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (node === null || typeof node !== 'object' || !Object.hasOwn(node, key)) return undefined;
+    node = (node as Json)[key];
+  }
+  return node;
+}
+
+const deref = <T>(document: Document, node: Json): T => (typeof node.$ref === 'string' ? follow(document, node.$ref) : node) as T;
+
+const parametersOf = (document: Document, op: Operation): Parameter[] => (op.parameters ?? []).map((p) => deref<Parameter>(document, p));
+
+const parameter = (document: Document, path: string, method: string, name: string, location = 'query') =>
+  parametersOf(document, document.paths[path]![method]!).find((p) => p.name === name && p.in === location);
+
+function allRefs(node: unknown, found: string[] = []): string[] {
+  if (Array.isArray(node)) for (const item of node) allRefs(item, found);
+  else if (node !== null && typeof node === 'object') {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string') found.push(value);
+      else allRefs(value, found);
+    }
+  }
+  return found;
+}
+
+const operations = (document: Document) =>
+  Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => METHODS.includes(method))
+      .map(([method, op]) => ({ path, method, op })),
+  );
+
+/** The text after `label` up to the closing period, split on ", " (and stripped of backticks). */
+function listAfter(description: string | undefined, label: string): string[] {
+  const match = new RegExp(`${label} ([^\\n]*)\\.$`, 'm').exec(description ?? '');
+  if (!match?.[1]) throw new Error(`no "${label}" list in: ${description}`);
+  return match[1].split(', ').map((s) => s.replace(/`/g, ''));
+}
+
+const planGet = (resource: Resource, query: string) =>
+  planRead(resource, parseRequest({ method: 'GET', resource: resource.name, query, header: () => null }), 1000);
+
+const errorOf = (fn: () => unknown): Error & { code?: string; hint?: string } => {
+  try {
+    fn();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected an error');
+};
+
+describe('buildOpenApi: document', () => {
+  it('is OpenAPI 3.1.0 titled API, version 1.0.0', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info).toEqual({ title: 'API', version: '1.0.0' });
+  });
+
+  it('names /api/v1 as its server unless given a URL', () => {
+    expect(doc.servers).toEqual([{ url: '/api/v1' }]);
+    expect(build(registry, { serverUrl: 'http://127.0.0.1:3000/api/v1' }).servers).toEqual([{ url: 'http://127.0.0.1:3000/api/v1' }]);
+  });
+
+  it('declares bearer authentication for every operation', () => {
+    expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.security).toEqual([{ bearerAuth: [] }]);
+    for (const { op } of operations(doc)) expect(op.security).toBeUndefined();
+  });
+
+  it('offers exactly the operations of the spec, HEAD alongside each GET', () => {
+    const spec = [
+      'GET /segment',
+      'GET /appointment',
+      'GET /appointment_details',
+      'POST /appointment_type',
+      'PATCH /appointment_type',
+      'GET /appointment_custom_field',
+      'GET /calendar',
+      'POST /calendar',
+      'PATCH /calendar',
+      'DELETE /calendar',
+      'GET /deal',
+      'POST /deal',
+      'PATCH /deal',
+      'DELETE /deal',
+      'PATCH /deal_details',
+      'GET /contact',
+      'POST /contact_note',
+      'DELETE /contact_note',
+      'GET /campaign',
+      'DELETE /custom_field',
+      'DELETE /custom_entity',
+    ];
+    const expected = ['GET /', ...spec, ...spec.filter((s) => s.startsWith('GET ')).map((s) => s.replace('GET', 'HEAD'))];
+    const actual = operations(doc).map(({ path, method }) => `${method.toUpperCase()} ${path}`);
+    expect(actual.sort()).toEqual(expected.sort());
+  });
+
+  it('gives every operation a unique operationId, its resource as tag and a summary', () => {
+    const ids = operations(doc).map(({ op }) => op.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const { path, op } of operations(doc).filter((o) => o.path !== '/')) {
+      expect(op.tags).toEqual([path.slice(1)]);
+      expect(op.summary).toMatch(/\S/);
+    }
+  });
+
+  it('describes GET / as the OpenAPI document', () => {
+    const content = doc.paths['/']!.get!.responses['200']!.content as Json;
+    expect(Object.keys(content)).toEqual(expect.arrayContaining(['application/openapi+json', 'application/json']));
+  });
+});
+
+describe('buildOpenApi: schemas', () => {
+  const props = (name: string) => doc.components.schemas[name]!.properties;
+
+  it('has a schema with every field for every resource', () => {
+    for (const resource of registry.resources) {
+      expect(doc.components.schemas[resource.name]).toMatchObject({ type: 'object' });
+      expect(Object.keys(props(resource.name))).toEqual(resource.fields.map((f) => f.name));
+    }
+  });
+
+  it('types fields by kind, with formats and enums', () => {
+    expect(props('deal').currency).toEqual({ type: ['string', 'null'], enum: ['EUR', 'CHF', 'USD', null] });
+    expect(props('deal').value).toEqual({ type: ['number', 'null'] });
+    expect(props('contact').birthday).toEqual({ type: ['string', 'null'], format: 'date' });
+    expect(props('contact').is_blocked).toEqual({ type: ['boolean', 'null'] });
+    expect(props('contact').number_of_marketing_opt_in_requests).toEqual({ type: ['integer', 'null'], format: 'int32' });
+    expect(props('contact').email_transactional_opt_in).toMatchObject({
+      enum: ['legitimate_interest', 'contract_fulfillment', 'consent_granted', null],
+    });
+    expect(props('calendar').type).toEqual({ type: 'string', enum: ['virtual', 'provider'] });
+    expect(props('appointment').start_time).toEqual({ type: ['string', 'null'], format: 'date-time' });
+    expect(props('appointment_custom_field').string_list_value).toEqual({ type: ['array', 'null'], items: { type: 'string' } });
+    expect(props('custom_entity').data).toEqual({});
+  });
+
+  it('marks server-managed fields read-only, and only those', () => {
+    expect(props('deal').id).toEqual({ type: 'string', format: 'uuid', readOnly: true });
+    expect(props('deal').created_at).toMatchObject({ format: 'date-time', readOnly: true });
+    expect(props('deal').organisation_id).toMatchObject({ readOnly: true });
+    expect(props('deal').name).not.toHaveProperty('readOnly');
+    // appointment_custom_field has no id of its own and its keys are written by clients.
+    expect(props('appointment_custom_field').appointment_id).not.toHaveProperty('readOnly');
+  });
+
+  it('lets *_details resources carry custom-field values as extra properties', () => {
+    for (const name of ['appointment_details', 'deal_details']) {
+      const schema = doc.components.schemas[name]!;
+      expect(schema.additionalProperties).toBe(true);
+      expect(schema.description).toContain('custom_field.key');
+      expect(schema.description).toContain('custom_field.type');
+    }
+    expect(doc.components.schemas.deal).not.toHaveProperty('additionalProperties');
+  });
+
+  it('describes the contract error body', () => {
+    const error = doc.components.schemas.Error!;
+    expect(error.required).toEqual(['name', 'message', 'code', 'is_transient', 'timestamp', 'status_code', 'contact_support', 'request_id']);
+    expect(Object.keys(error.properties)).toEqual([...(error.required as string[]), 'hint', 'context']);
+    expect(error.properties.code).toMatchObject({ type: 'string' });
+    expect(error.properties.status_code).toMatchObject({ type: 'integer' });
+    for (const response of Object.values(doc.components.responses)) {
+      expect(response).toMatchObject({ content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+    }
+  });
+});
+
+describe('buildOpenApi: parameters', () => {
+  it('has one string query parameter per filterable field on GET, explaining the operator syntax', () => {
+    const contact = registry.get('contact')!;
+    const params = parametersOf(doc, doc.paths['/contact']!.get!);
+    const fieldNames = contact.fields.map((f) => f.name);
+    expect(params.filter((p) => fieldNames.includes(p.name)).map((p) => p.name)).toEqual(fieldNames);
+    for (const name of fieldNames) {
+      const p = params.find((x) => x.name === name)!;
+      expect(p).toMatchObject({ in: 'query', schema: { type: 'string' } });
+      expect(p.description).toContain('`eq.value`');
+      expect(p.description).toContain('`in.(a,b)`');
+      expect(p.description).toContain('`is.null`');
+    }
+    expect(parameter(doc, '/deal', 'get', 'currency')?.description).toContain('EUR, CHF, USD');
+  });
+
+  it('documents filter operators the planner accepts for each field kind', () => {
+    const sample: Record<FieldKind, string> = {
+      uuid: '00000000-0000-0000-0000-000000000000',
+      text: 'x',
+      boolean: 'true',
+      integer: '1',
+      numeric: '1.5',
+      date: '2024-01-31',
+      timestamptz: '2024-01-31T00:00:00Z',
+      'text[]': '{a}',
+      jsonb: '{}',
+    };
+    const seen = new Set<FieldKind>();
+    for (const resource of registry.resources) {
+      const op = Object.values(doc.paths[`/${resource.name}`]!)[0]!;
+      for (const field of resource.fields.filter((f) => !seen.has(f.kind))) {
+        seen.add(field.kind);
+        const filter = parametersOf(doc, op).find((p) => p.name === field.name);
+        const operators = listAfter(filter?.description, 'Operators:');
+        for (const op of operators) {
+          const value = op.startsWith('is.') ? op : op === 'in' ? `in.(${sample[field.kind]})` : `${op}.${sample[field.kind]}`;
+          expect(() => planGet(resource, `${field.name}=${encodeURIComponent(value)}`), `${field.kind} ${value}`).not.toThrow();
+        }
+      }
+    }
+    expect(seen.size).toBe(9);
+  });
+
+  it('lists exactly the allowed order fields, as the planner enforces them', () => {
+    const orderFields = (path: string) => listAfter(parameter(doc, path, 'get', 'order')?.description, 'Allowed fields:').sort();
+    expect(orderFields('/contact')).toEqual(['created_at', 'display_name']);
+    expect(orderFields('/calendar')).toEqual(['created_at', 'name', 'updated_at']);
+    expect(orderFields('/appointment')).toEqual(['start_time']);
+    expect(orderFields('/deal')).toEqual(['lost_at', 'won_at']);
+    expect(parameter(doc, '/segment', 'get', 'order')).toBeUndefined();
+    expect(parameter(doc, '/campaign', 'get', 'order')).toBeUndefined();
+
+    const contact = registry.get('contact')!;
+    for (const field of orderFields('/contact')) expect(() => planGet(contact, `order=${field}.desc.nullslast`)).not.toThrow();
+    expect(errorOf(() => planGet(contact, 'order=email')).code).toBe('UNKNOWN_FIELD');
+  });
+
+  it('documents in select exactly the casts the planner accepts', () => {
+    const documented = listAfter(doc.components.parameters.select!.description, 'Casts:');
+    const hint = errorOf(() => planGet(registry.get('deal')!, 'select=name::nocast')).hint;
+    expect(documented).toEqual(listAfter(hint, 'Casts allowed in select:'));
+    expect(doc.components.parameters.select!.description).toContain('Filtering Columns');
+  });
+
+  it('documents only Prefer values the engine accepts under handling=strict', () => {
+    const description = doc.components.parameters.Prefer!.description ?? '';
+    const documented = [...description.matchAll(/`([a-z-]+)=([^`]+)`/g)].map(([, name, values]) => [name!, values!.split('|')] as const);
+    expect(documented.map(([name]) => name)).toEqual(expect.arrayContaining(['count', 'return', 'resolution', 'missing', 'handling', 'tx', 'max-affected']));
+    for (const [name, values] of documented) {
+      for (const value of values) {
+        expect(() => parsePreferences(`handling=strict, ${name}=${value === 'N' ? '5' : value}`)).not.toThrow();
+      }
+    }
+  });
+
+  it('shares pagination, Prefer and version parameters as the contract names them', () => {
+    const p = doc.components.parameters;
+    expect(p.limit).toMatchObject({ name: 'limit', in: 'query', schema: { type: 'string' } });
+    expect(p.offset).toMatchObject({ name: 'offset', in: 'query', schema: { type: 'string' } });
+    expect(p.limit!.description).toContain('Limiting and Pagination');
+    expect(p.Range).toMatchObject({ name: 'Range', in: 'header' });
+    expect(p['Range-Unit']).toMatchObject({ name: 'Range-Unit', in: 'header', schema: { default: 'items' } });
+    expect(p.Prefer).toMatchObject({ name: 'Prefer', in: 'header', schema: { type: 'string' } });
+    expect(p['engage-version']).toMatchObject({ in: 'header', required: false, schema: { type: 'string', enum: ['2026-11-01'] } });
+    const get = parametersOf(doc, doc.paths['/segment']!.get!).map((x) => `${x.in}:${x.name}`);
+    expect(get).toEqual(
+      expect.arrayContaining(['query:select', 'query:limit', 'query:offset', 'query:and', 'query:or', 'header:Range', 'header:Range-Unit', 'header:Prefer', 'header:engage-version']),
+    );
+  });
+});
+
+describe('buildOpenApi: operations', () => {
+  const names = (path: string, method: string) => parametersOf(doc, doc.paths[path]![method]!).map((p) => p.name);
+
+  it('answers a list with an array, or one object for the pgrst object media type, and Content-Range', () => {
+    const get = doc.paths['/deal']!.get!;
+    expect(get.responses['200']).toMatchObject({
+      headers: { 'Content-Range': { $ref: '#/components/headers/Content-Range' } },
+      content: {
+        'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/deal' } } },
+        'application/vnd.pgrst.object+json': { schema: { $ref: '#/components/schemas/deal' } },
+      },
+    });
+    expect(Object.keys(get.responses)).toEqual(['200', '206', '400', '401', '406', '416']);
+    expect(doc.paths['/deal']!.head!.parameters).toEqual(get.parameters);
+    expect(doc.paths['/deal']!.head!.responses['200']).not.toHaveProperty('content');
+  });
+
+  it('takes one object or an array on POST, with columns and on_conflict but no filters', () => {
+    const post = doc.paths['/calendar']!.post!;
+    expect(post.requestBody).toEqual({
+      required: true,
+      content: {
+        'application/json': {
+          schema: { oneOf: [{ $ref: '#/components/schemas/calendar' }, { type: 'array', items: { $ref: '#/components/schemas/calendar' } }] },
+        },
+      },
+    });
+    expect(names('/calendar', 'post')).toEqual(['select', 'columns', 'on_conflict', 'Prefer', 'engage-version']);
+    expect(post.responses['201']).toMatchObject({ content: { 'application/json': { schema: { type: 'array' } } } });
+    expect(Object.keys(post.responses)).toEqual(['200', '201', '204', '400', '401', '403', '409', '413', '415']);
+  });
+
+  it('selects the rows of PATCH and DELETE by filters, without pagination', () => {
+    for (const method of ['patch', 'delete']) {
+      expect(names('/deal', method)).toEqual(expect.arrayContaining(['id', 'currency', 'and', 'or', 'select', 'Prefer']));
+      expect(names('/deal', method)).not.toContain('limit');
+      expect(names('/deal', method)).not.toContain('order');
+    }
+    expect(doc.paths['/deal_details']!.patch!.requestBody).toEqual({
+      required: true,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/deal_details' } } },
+    });
+    expect(Object.keys(doc.paths['/deal']!.patch!.responses)).toEqual(['200', '204', '400', '401', '403', '409', '413', '415']);
+    expect(Object.keys(doc.paths['/deal']!.delete!.responses)).toEqual(['200', '204', '400', '401']);
+  });
+});
+
+describe('buildOpenApi: generated from the registry', () => {
+  it('shows a resource added to the registry with its path and schema', () => {
+    expect(Object.keys(withWidget.paths['/widget']!)).toEqual(['get', 'head', 'delete']);
+    expect(withWidget.components.schemas.widget!.properties.label).toEqual({ type: ['string', 'null'] });
+    expect(withWidget.components.schemas.widget!.properties.created_at).toMatchObject({ format: 'date-time', readOnly: true });
+    expect(listAfter(parameter(withWidget, '/widget', 'get', 'order')?.description, 'Allowed fields:')).toEqual(['label']);
+    expect(doc.paths['/widget']).toBeUndefined();
+  });
+
+  it('offers filters only on filterable fields, quoting names the query language reserves', () => {
+    const params = parametersOf(withWidget, withWidget.paths['/widget']!.get!).map((p) => p.name);
+    expect(params).toEqual(expect.arrayContaining(['id', 'label', '"order"', 'order']));
+    expect(params).not.toContain('created_at');
+    // The quoted name is how the engine reads a filter on a field called "order".
+    const plan = planGet(extended.get('widget')!, `${encodeURIComponent('"order"')}=eq.x`);
+    expect(plan.where).toHaveLength(1);
+  });
+});
+
+describe('buildOpenApi: structure', () => {
+  for (const [label, document] of [
+    ['real registry', doc],
+    ['extended registry', withWidget],
+  ] as const) {
+    it(`resolves every $ref inside the document (${label})`, () => {
+      const refs = allRefs(document);
+      expect(refs.length).toBeGreaterThan(0);
+      const broken = refs.filter((ref) => follow(document, ref) === undefined);
+      expect(broken).toEqual([]);
+    });
+
+    it(`gives every parameter a name, a location and a schema, once per operation (${label})`, () => {
+      for (const { path, method, op } of operations(document)) {
+        const params = parametersOf(document, op);
+        for (const p of params) {
+          expect(p, `${method} ${path}`).toMatchObject({ name: expect.any(String), in: expect.stringMatching(/^(query|header|path|cookie)$/) });
+          expect(p.schema, `${method} ${path} ${p.name}`).toBeDefined();
+        }
+        const keys = params.map((p) => `${p.in}:${p.name}`);
+        expect(new Set(keys).size, `${method} ${path}`).toBe(keys.length);
+        for (const response of Object.values(op.responses)) {
+          expect(deref<Json>(document, response).description, `${method} ${path}`).toEqual(expect.any(String));
+        }
+      }
+    });
+  }
+
+  it('notices a dangling $ref', () => {
+    expect(follow(doc, '#/components/schemas/nope')).toBeUndefined();
+    expect(follow(doc, '#/components/schemas/deal')).toBeDefined();
+  });
+});
