@@ -85,12 +85,19 @@ export function createEngine(options: EngineOptions): Engine {
     return resource;
   }
 
+  async function authorize(scope: Scope): Promise<string | null> {
+    const params = new Params();
+    const rows = await execute<{ organisation_id: string }>(`${scopeCte(scope, params)} SELECT organisation_id FROM scope`, params.values);
+    return rows[0]?.organisation_id ?? null;
+  }
+
   return {
     registry,
 
     async handle(raw, scope) {
       const resource = resourceFor(raw.resource, raw.method);
       if (raw.method === 'OPTIONS') {
+        if ((await authorize(scope)) === null) throw unauthorized();
         return { status: 200, headers: { Allow: allowedMethods(resource).join(', ') }, body: null };
       }
       if (raw.method !== 'GET' && raw.method !== 'HEAD') {
@@ -108,11 +115,7 @@ export function createEngine(options: EngineOptions): Engine {
       });
     },
 
-    async authorize(scope) {
-      const params = new Params();
-      const rows = await execute<{ organisation_id: string }>(`${scopeCte(scope, params)} SELECT organisation_id FROM scope`, params.values);
-      return rows[0]?.organisation_id ?? null;
-    },
+    authorize,
 
     openapi() {
       openapi ??= buildOpenApi(registry, options.openapi);

@@ -11,7 +11,7 @@ import { ApiError } from '../engine/errors.ts';
 import { type AuthVariables, bearerAuth, unauthorized } from './auth/bearer.ts';
 import { renderError, toApiError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { apiVersion } from './version.ts';
+import { checkVersion, versionHeader } from './version.ts';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -37,12 +37,10 @@ export function createApp(options: AppOptions): Hono<Env> {
   async function failure(c: Parameters<Parameters<typeof app.onError>[0]>[1], thrown: unknown): Promise<Response> {
     let error = toApiError(thrown);
     const scope = c.get('scope');
-    if (scope && error.status < 500 && error.code !== 'UNAUTHORIZED') {
-      try {
-        if ((await engine.authorize(scope)) === null) error = unauthorized('the bearer token is unknown, expired or revoked');
-      } catch (e) {
-        error = toApiError(e);
-      }
+    if (scope && error.code !== 'UNAUTHORIZED') {
+      // When the check itself fails (the database is down), the original error stands.
+      const organisation = await engine.authorize(scope).catch(() => undefined);
+      if (organisation === null) error = unauthorized('the bearer token is unknown, expired or revoked');
     }
     return renderError(c, error, log);
   }
@@ -60,8 +58,9 @@ export function createApp(options: AppOptions): Hono<Env> {
   });
 
   const guarded = [
-    apiVersion(),
+    versionHeader(),
     bearerAuth(),
+    checkVersion(),
     bodyLimit({
       maxSize: BODY_LIMIT,
       onError: () => {
@@ -73,10 +72,13 @@ export function createApp(options: AppOptions): Hono<Env> {
   app.use('/api/v1/*', ...guarded);
   app.use('/v1/*', ...guarded);
 
-  app.get('/api/v1/', async (c) => {
-    if ((await engine.authorize(c.get('scope'))) === null) throw unauthorized('the bearer token is unknown, expired or revoked');
-    return c.body(JSON.stringify(engine.openapi()), 200, { 'Content-Type': 'application/openapi+json; charset=utf-8' });
-  });
+  const openapi = JSON.stringify(engine.openapi());
+  for (const path of ['/api/v1', '/api/v1/']) {
+    app.get(path, async (c) => {
+      if ((await engine.authorize(c.get('scope'))) === null) throw unauthorized('the bearer token is unknown, expired or revoked');
+      return c.body(openapi, 200, { 'Content-Type': 'application/openapi+json; charset=utf-8' });
+    });
+  }
 
   app.all('/api/v1/:resource', async (c) => {
     const url = c.req.url;

@@ -1,24 +1,34 @@
 /**
  * The `engage-version` header (decisions.md section 7): absent means the current version, an
  * unsupported value is a 400 listing the supported ones, and every response says which was used.
+ * Two steps, because authentication is decided between them: the response header is set first,
+ * so even a 401 carries it, and the value is checked once the caller is known.
  */
 import type { MiddlewareHandler } from 'hono';
 import { ApiError } from '../engine/errors.ts';
 import { CURRENT_VERSION, SUPPORTED_VERSIONS, VERSION_HEADER } from '../engine/versions.ts';
 
+const requested = (header: string | undefined): string => (header === undefined ? CURRENT_VERSION : header.trim());
+const supported = (version: string): boolean => (SUPPORTED_VERSIONS as readonly string[]).includes(version);
 
-export function apiVersion(): MiddlewareHandler {
-  return async function apiVersion(c, next) {
+/** Echoes the version in use (the current one when the request's is absent or unsupported). */
+export function versionHeader(): MiddlewareHandler {
+  return async function versionHeader(c, next) {
+    const version = requested(c.req.header(VERSION_HEADER));
+    c.header(VERSION_HEADER, supported(version) ? version : CURRENT_VERSION);
+    await next();
+  };
+}
+
+/** Refuses an unsupported version with 400 INVALID_VERSION_HEADER. */
+export function checkVersion(): MiddlewareHandler {
+  return async function checkVersion(c, next) {
     const asked = c.req.header(VERSION_HEADER);
-    const version = asked === undefined ? CURRENT_VERSION : asked.trim();
-    c.header(VERSION_HEADER, CURRENT_VERSION);
-    if (!(SUPPORTED_VERSIONS as readonly string[]).includes(version)) {
+    if (!supported(requested(asked))) {
       throw new ApiError('INVALID_VERSION_HEADER', `"${asked}" is not a supported ${VERSION_HEADER}`, {
         hint: `Supported values: ${SUPPORTED_VERSIONS.join(', ')}; leave the header out for the current one.`,
-        headers: { [VERSION_HEADER]: CURRENT_VERSION },
       });
     }
-    c.header(VERSION_HEADER, version);
     await next();
   };
 }

@@ -134,6 +134,7 @@ function planOperation(target: Target, operation: Operation): PlannedOperation {
       return { kind: 'is', keyword };
     }
     case 'in':
+      if (kind === 'text[]' || kind === 'jsonb') refuse(target, 'in', `it applies to scalar fields, and this field is ${kind}; use cs, cd or ov`);
       for (const v of operation.values) checkValue(name, kind, v);
       return { kind: 'in', array: arrayLiteral(operation.values), type: target.type };
     case 'fts':
