@@ -5,7 +5,7 @@
  * referenced by `$ref`, which keeps the document small: a list answers GET and HEAD alike.
  */
 import { type Field, type FieldKind, type Registry, type Resource, type Verb, VERBS } from './registry.ts';
-import { SELECT_CASTS } from './plan/read.ts';
+import { OPERATORS, SELECT_CASTS } from './plan/read.ts';
 import { CURRENT_VERSION, SUPPORTED_VERSIONS } from './versions.ts';
 
 export interface OpenApiOptions {
@@ -26,15 +26,6 @@ const KIND_SCHEMA: Record<FieldKind, { readonly type?: string; readonly format?:
   timestamptz: { type: 'string', format: 'date-time' },
   'text[]': { type: 'array', items: { type: 'string' } },
   jsonb: {}, // any JSON value
-};
-
-/** Filter operators by field kind, as the read planner accepts them (a test plans each one). */
-const COMMON_OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'isdistinct', 'in', 'is.null', 'is.not_null'];
-const OPERATORS_BY_KIND: Partial<Record<FieldKind, readonly string[]>> = {
-  text: ['like', 'ilike', 'match', 'imatch', 'fts', 'plfts', 'phfts', 'wfts'],
-  boolean: ['is.true', 'is.false', 'is.unknown'],
-  'text[]': ['cs', 'cd', 'ov'],
-  jsonb: ['cs', 'cd'],
 };
 
 /** Query keys the engine reads as something other than a filter; a field so named is quoted. */
@@ -198,7 +189,7 @@ const filterKey = (resource: Resource, field: Field) => `filter.${resource.name}
 const orderKey = (resource: Resource) => `order.${resource.name}`;
 
 function filterParameter(field: Field): Json {
-  const operators = [...COMMON_OPERATORS, ...(OPERATORS_BY_KIND[field.kind] ?? [])];
+  const operators = OPERATORS[field.kind];
   const values = field.enum ? `; one of ${field.enum.join(', ')}` : '';
   const description =
     `${field.description ? `${field.description.replace(/\.?$/, '. ')}` : ''}Filter on ${field.name} (${field.kind}${values}) as \`operator.value\`, ` +

@@ -5,7 +5,7 @@
  */
 import { ApiError } from '../errors.ts';
 import { showField } from '../parse/field.ts';
-import type { Field, Resource } from '../registry.ts';
+import type { Field, FieldKind, Resource } from '../registry.ts';
 import type { ApiRequest, Condition, FieldRef, FilterNode, Operation, OrderTerm, SelectItem } from '../request.ts';
 import type {
   Comparison,
@@ -71,10 +71,24 @@ const SAFE_CASTS: Record<string, string> = {
 /** The cast names `select` accepts, for documentation. */
 export const SELECT_CASTS: readonly string[] = Object.keys(SAFE_CASTS);
 
-/** Operators that only make sense on some kinds of value. */
-const TEXT_ONLY = new Set(['like', 'ilike', 'match', 'imatch', 'fts', 'plfts', 'phfts', 'wfts']);
-const CONTAINMENT = new Set(['cs', 'cd']);
-const RANGE_ONLY = new Set(['sl', 'sr', 'nxr', 'nxl', 'adj']);
+const COMPARE = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'isdistinct', 'is.null', 'is.not_null'];
+const SCALAR = [...COMPARE, 'in'];
+
+/**
+ * The filter operators each kind of value takes (`is.<value>` for `is`). The range operators
+ * (sl, sr, nxr, nxl, adj) parse but no field takes them: no resource has a range field.
+ */
+export const OPERATORS: Record<FieldKind, readonly string[]> = {
+  uuid: SCALAR,
+  integer: SCALAR,
+  numeric: SCALAR,
+  date: SCALAR,
+  timestamptz: SCALAR,
+  text: [...SCALAR, 'like', 'ilike', 'match', 'imatch', 'fts', 'plfts', 'phfts', 'wfts'],
+  boolean: [...SCALAR, 'is.true', 'is.false', 'is.unknown'],
+  'text[]': [...COMPARE, 'cs', 'cd', 'ov'],
+  jsonb: [...COMPARE, 'cs', 'cd'],
+};
 
 function resolve(resource: Resource, ref: FieldRef, use: 'select' | 'filter' | 'order'): Target {
   const field = resource.field(ref.name);
@@ -116,25 +130,19 @@ function refuse(target: Target, op: string, why: string): never {
   });
 }
 
+const operatorName = (operation: Operation): string =>
+  operation.kind === 'in' ? 'in' : operation.kind === 'is' ? `is.${operation.value}` : operation.op;
+
 function planOperation(target: Target, operation: Operation): PlannedOperation {
   const kind = valueKind(target);
   const name = target.field.name;
-  const op = operation.kind === 'in' ? 'in' : operation.kind === 'is' ? 'is' : operation.op;
-  if (TEXT_ONLY.has(op) && kind !== 'text') refuse(target, op, `it applies to text, and this field is ${kind}`);
-  if (CONTAINMENT.has(op) && kind !== 'text[]' && kind !== 'jsonb') refuse(target, op, `it applies to arrays and JSON, and this field is ${kind}`);
-  if (op === 'ov' && kind !== 'text[]') refuse(target, op, `it applies to arrays, and this field is ${kind}`);
-  if (RANGE_ONLY.has(op)) refuse(target, op, 'it applies to range fields, and this resource has none');
+  const op = operatorName(operation);
+  if (!OPERATORS[kind].includes(op)) refuse(target, op, `a ${kind} field takes ${OPERATORS[kind].join(', ')}`);
 
   switch (operation.kind) {
-    case 'is': {
-      const keyword = ({ null: 'NULL', not_null: 'NOT NULL', true: 'TRUE', false: 'FALSE', unknown: 'UNKNOWN' } as const)[operation.value];
-      if (keyword !== 'NULL' && keyword !== 'NOT NULL' && kind !== 'boolean') {
-        refuse(target, `is.${operation.value}`, `it applies to booleans, and this field is ${kind}`);
-      }
-      return { kind: 'is', keyword };
-    }
+    case 'is':
+      return { kind: 'is', keyword: ({ null: 'NULL', not_null: 'NOT NULL', true: 'TRUE', false: 'FALSE', unknown: 'UNKNOWN' } as const)[operation.value] };
     case 'in':
-      if (kind === 'text[]' || kind === 'jsonb') refuse(target, 'in', `it applies to scalar fields, and this field is ${kind}; use cs, cd or ov`);
       for (const v of operation.values) checkValue(name, kind, v);
       return { kind: 'in', array: arrayLiteral(operation.values), type: target.type };
     case 'fts':
