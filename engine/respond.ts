@@ -44,6 +44,8 @@ export function respondRead(plan: ReadPlan, result: ReadResult): EngineResponse 
   const headers: Record<string, string> = {
     'Content-Type': plan.format === 'object' ? OBJECT_TYPE : JSON_TYPE,
     'Content-Range': contentRange,
+    // The same URL answers differently by these headers; caches must key on them.
+    Vary: 'Accept, Prefer, Range',
   };
   if (plan.count) headers['Preference-Applied'] = `count=${plan.count}`;
   const status = total !== null && n < total ? 206 : 200;

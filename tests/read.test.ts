@@ -1,5 +1,9 @@
 /** Reads through HTTP: every GET resource of the spec, the page headers and the singular form. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine } from '../engine/index.ts';
+import { createRegistry } from '../engine/registry.ts';
+import { resources } from '../schema/registry.ts';
+import { createApp } from '../server/app.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -139,5 +143,22 @@ describe('singular responses', () => {
     const many = await get('/contact', { Accept: 'application/vnd.pgrst.object+json' });
     expect(many.status).toBe(406);
     expect(many.body.code).toBe('NOT_ACCEPTABLE');
+  });
+});
+
+describe('MAX_ROWS', () => {
+  it('caps every page, and Content-Range tells the client', async () => {
+    const engine = createEngine({ registry: createRegistry(resources), db: t.db, maxRows: 2 });
+    const app = createApp({ engine, ping: async () => {} });
+    const call = (path: string, headers: Record<string, string> = {}) =>
+      app.request(`/api/v1${path}`, { headers: { Authorization: `Bearer ${org.token}`, ...headers } });
+    const capped = await call('/contact?order=display_name');
+    expect(await capped.json()).toHaveLength(2);
+    expect(capped.headers.get('content-range')).toBe('0-1/*');
+    const counted = await call('/contact?order=display_name&limit=50', { Prefer: 'count=exact' });
+    expect(counted.status).toBe(206);
+    expect(counted.headers.get('content-range')).toBe('0-1/3');
+    const next = await call('/contact?order=display_name&offset=2');
+    expect((await next.json()).map((c: { display_name: string }) => c.display_name)).toEqual(['Cy']);
   });
 });
