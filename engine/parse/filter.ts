@@ -30,27 +30,46 @@ type ValueReader = (s: Scanner) => string;
 /** At the top level a value runs, verbatim, to the end of the parameter. */
 const topLevelValue: ValueReader = (s) => s.rest();
 
+const unquoted = (s: Scanner) => s.takeWhile((c) => c !== ',' && c !== ')');
+
+/**
+ * `"quoted"` when the closing quote ends the value (a `,` or `)` follows); otherwise the quotes
+ * are part of an unquoted value, as in `in.("Q" Branch,x)`.
+ */
+function quotedOrRaw(s: Scanner): { value: string; quoted: boolean } {
+  const start = s.pos;
+  if (s.peek() === '"') {
+    // An unclosed quote is an error: PostgREST would read it raw, but it is almost always a typo.
+    const value = s.quoted();
+    if (s.done || s.peek() === ',' || s.peek() === ')') return { value, quoted: true };
+    s.pos = start;
+  }
+  return { value: unquoted(s), quoted: false };
+}
+
 /** Inside a logic tree: `"quoted"`, a `{...}` literal, or characters up to `,` or `)`. */
 const treeValue: ValueReader = (s) => {
-  if (s.peek() === '"') return s.quoted();
+  if (s.peek() === '"') return quotedOrRaw(s).value;
   if (s.peek() === '{') {
     const start = s.pos;
     while (!s.done && s.peek() !== '}') s.pos++;
     s.expect('}', 'a closing "}"');
     return s.input.slice(start, s.pos);
   }
-  return s.takeWhile((c) => c !== ',' && c !== ')');
+  return unquoted(s);
 };
 
 /** `(a,"b,c", d)`: the elements of an `in` list. */
 function parseList(s: Scanner): string[] {
   s.skipSpaces();
   s.expect('(', 'a "(" opening the list');
+  s.skipSpaces();
   const values: string[] = [];
   let quoted = false;
   for (;;) {
-    quoted = s.peek() === '"';
-    values.push(quoted ? s.quoted() : s.takeWhile((c) => c !== ',' && c !== ')'));
+    const element = quotedOrRaw(s);
+    quoted = element.quoted;
+    values.push(element.value);
     if (s.eat(',')) continue;
     s.expect(')', '"," or ")"');
     break;

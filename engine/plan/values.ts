@@ -26,7 +26,7 @@ const BOOLEAN = new Set(['t', 'true', 'y', 'yes', 'on', '1', 'f', 'false', 'n', 
 
 const CHECKS: Partial<Record<FieldKind, (v: string) => boolean>> = {
   uuid: (v) => UUID.test(v),
-  integer: (v) => INTEGER.test(v) && Math.abs(Number(v)) <= 2147483647,
+  integer: (v) => INTEGER.test(v) && Number(v) >= -2147483648 && Number(v) <= 2147483647,
   numeric: (v) => NUMERIC.test(v),
   boolean: (v) => BOOLEAN.has(v.trim().toLowerCase()),
 };
