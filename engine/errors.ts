@@ -66,3 +66,7 @@ export class ApiError extends Error {
 }
 
 export const isApiError = (e: unknown): e is ApiError => e instanceof ApiError;
+
+/** 401 for a missing or bad token; `WWW-Authenticate` tells clients which scheme to use. */
+export const unauthorized = (message = 'the bearer token is unknown, expired or revoked', hint?: string): ApiError =>
+  new ApiError('UNAUTHORIZED', message, { hint, headers: { 'WWW-Authenticate': 'Bearer' } });

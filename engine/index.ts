@@ -5,16 +5,15 @@
  * Hosts give it raw requests and a tenant scope and get back status, headers and body text.
  */
 import { compileRead } from './compile/read.ts';
-import type { Scope } from './compile/scope.ts';
+import { type Scope, scopeCte } from './compile/scope.ts';
 import { Params } from './compile/sql.ts';
-import { scopeCte } from './compile/scope.ts';
 import { mapDatabaseError } from './db/errors.ts';
 import type { Database } from './db/port.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, unauthorized } from './errors.ts';
 import { buildOpenApi, type OpenApiOptions } from './openapi.ts';
 import { parseRequest, type RawRequest } from './parse/index.ts';
 import { planRead } from './plan/read.ts';
-import type { Registry, Resource, Verb } from './registry.ts';
+import { type Registry, type Resource, VERBS } from './registry.ts';
 import { type EngineResponse, respondRead } from './respond.ts';
 
 export interface EngineOptions {
@@ -43,22 +42,20 @@ interface ReadRow {
 }
 
 /** The methods a resource answers, for 405s and OPTIONS: HEAD comes with GET. */
-export function allowedMethods(resource: Resource): string[] {
-  const allowed: string[] = [];
-  for (const verb of ['GET', 'POST', 'PATCH', 'DELETE'] as Verb[]) {
-    if (!resource.verbs.has(verb)) continue;
-    allowed.push(verb);
-    if (verb === 'GET') allowed.push('HEAD');
-  }
+function allowedMethods(resource: Resource): string[] {
+  const allowed = VERBS.filter((verb) => resource.verbs.has(verb)).flatMap((verb) => (verb === 'GET' ? ['GET', 'HEAD'] : [verb]));
   return [...allowed, 'OPTIONS'];
 }
-
-const unauthorized = () =>
-  new ApiError('UNAUTHORIZED', 'the bearer token is unknown, expired or revoked', { headers: { 'WWW-Authenticate': 'Bearer' } });
 
 export function createEngine(options: EngineOptions): Engine {
   const { registry, db } = options;
   const maxRows = options.maxRows ?? 1000;
+  const allowed = new Map(
+    registry.resources.map((r) => {
+      const list = allowedMethods(r);
+      return [r.name, { list, header: list.join(', ') }];
+    }),
+  );
   let openapi: Record<string, unknown> | undefined;
 
   async function execute<T>(text: string, params: readonly (string | null)[]): Promise<T[]> {
@@ -76,10 +73,10 @@ export function createEngine(options: EngineOptions): Engine {
         hint: `Resources: ${registry.resources.map((r) => r.name).join(', ')}.`,
       });
     }
-    const allowed = allowedMethods(resource);
-    if (!allowed.includes(method)) {
-      throw new ApiError('METHOD_NOT_ALLOWED', `${resource.name} does not offer ${method}; it offers ${allowed.join(', ')}`, {
-        headers: { Allow: allowed.join(', ') },
+    const methods = allowed.get(resource.name)!;
+    if (!methods.list.includes(method)) {
+      throw new ApiError('METHOD_NOT_ALLOWED', `${resource.name} does not offer ${method}; it offers ${methods.header}`, {
+        headers: { Allow: methods.header },
       });
     }
     return resource;
@@ -98,7 +95,7 @@ export function createEngine(options: EngineOptions): Engine {
       const resource = resourceFor(raw.resource, raw.method);
       if (raw.method === 'OPTIONS') {
         if ((await authorize(scope)) === null) throw unauthorized();
-        return { status: 200, headers: { Allow: allowedMethods(resource).join(', ') }, body: null };
+        return { status: 200, headers: { Allow: allowed.get(resource.name)!.header }, body: null };
       }
       if (raw.method !== 'GET' && raw.method !== 'HEAD') {
         throw new ApiError('NOT_IMPLEMENTED', `${raw.method} on ${resource.name} is not served yet`);

@@ -40,7 +40,7 @@ export function createApp(options: AppOptions): Hono<Env> {
     if (scope && error.code !== 'UNAUTHORIZED') {
       // When the check itself fails (the database is down), the original error stands.
       const organisation = await engine.authorize(scope).catch(() => undefined);
-      if (organisation === null) error = unauthorized('the bearer token is unknown, expired or revoked');
+      if (organisation === null) error = unauthorized();
     }
     return renderError(c, error, log);
   }
@@ -75,7 +75,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   const openapi = JSON.stringify(engine.openapi());
   for (const path of ['/api/v1', '/api/v1/']) {
     app.get(path, async (c) => {
-      if ((await engine.authorize(c.get('scope'))) === null) throw unauthorized('the bearer token is unknown, expired or revoked');
+      if ((await engine.authorize(c.get('scope'))) === null) throw unauthorized();
       return c.body(openapi, 200, { 'Content-Type': 'application/openapi+json; charset=utf-8' });
     });
   }
