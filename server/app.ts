@@ -76,7 +76,9 @@ export function createApp(options: AppOptions): Hono<Env> {
   for (const path of ['/api/v1', '/api/v1/']) {
     app.get(path, async (c) => {
       if ((await engine.authorize(c.get('scope'))) === null) throw unauthorized();
-      return c.body(openapi, 200, { 'Content-Type': 'application/openapi+json; charset=utf-8' });
+      // PostgREST's media type when asked for it; plain JSON, as the spec says bodies are, otherwise.
+      const type = c.req.header('accept')?.includes('application/openapi+json') ? 'application/openapi+json' : 'application/json';
+      return c.body(openapi, 200, { 'Content-Type': `${type}; charset=utf-8` });
     });
   }
 

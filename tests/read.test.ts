@@ -162,3 +162,16 @@ describe('MAX_ROWS', () => {
     expect((await next.json()).map((c: { display_name: string }) => c.display_name)).toEqual(['Cy']);
   });
 });
+
+describe('GET /api/v1/', () => {
+  it('serves the OpenAPI document as JSON, with PostgREST\'s media type when asked for it', async () => {
+    for (const path of ['/', '']) {
+      const plain = await t.call(path, org.token);
+      expect(plain.status).toBe(200);
+      expect(plain.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect((await plain.json()).info).toEqual(expect.objectContaining({ title: 'API', version: '1.0.0' }));
+    }
+    const asked = await t.call('/', org.token, { headers: { Accept: 'application/openapi+json' } });
+    expect(asked.headers.get('content-type')).toBe('application/openapi+json; charset=utf-8');
+  });
+});
