@@ -30,9 +30,11 @@ function customFieldsObject(plan: ReadPlan, params: Params): string {
   const custom = plan.resource.customFields!;
   // A custom field never hides a field of the resource itself.
   const reserved = params.add(arrayLiteral(plan.resource.fields.map((f) => f.name)), 'text[]');
+  const entity = params.add(custom.entity, 'text');
   return (
     `(SELECT jsonb_object_agg(cf."key", ${TYPED_VALUE}) FROM ${ident(custom.table)} v` +
     ' JOIN "custom_field" cf ON cf."organisation_id" = v."organisation_id" AND cf."id" = v."custom_field_id"' +
+    ` AND cf."entity" = ${entity}` +
     ` WHERE v."organisation_id" = t."organisation_id" AND v.${ident(custom.parentKey)} = t."id" AND cf."key" <> ALL(${reserved}))`
   );
 }
