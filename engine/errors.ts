@@ -13,6 +13,7 @@ const CODES = {
   INVALID_VERSION_HEADER: 400,
   INVALID_PREFERENCE: 400,
   UNAUTHORIZED: 401,
+  MAX_AFFECTED_EXCEEDED: 400,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
@@ -49,6 +50,8 @@ export class ApiError extends Error {
   readonly hint: string | undefined;
   readonly context: unknown;
   readonly headers: Record<string, string>;
+  /** Set when the caller's token was already found valid before this error arose. */
+  tokenChecked = false;
 
   constructor(
     readonly code: ErrorCode,

@@ -5,16 +5,21 @@
  * Hosts give it raw requests and a tenant scope and get back status, headers and body text.
  */
 import { compileRead } from './compile/read.ts';
+import { compileWrite } from './compile/write.ts';
 import { type Scope, scopeCte } from './compile/scope.ts';
 import { Params } from './compile/sql.ts';
 import { mapDatabaseError } from './db/errors.ts';
 import type { Database } from './db/port.ts';
 import { ApiError, unauthorized } from './errors.ts';
 import { buildOpenApi, type OpenApiOptions } from './openapi.ts';
+import { parseJsonBody } from './parse/body.ts';
 import { parseRequest, type RawRequest } from './parse/index.ts';
+import { bodySchemas as buildBodySchemas } from './plan/body.ts';
 import { planRead } from './plan/read.ts';
+import { planDelete, planInsert, planUpdate } from './plan/write.ts';
+import type { ApiRequest } from './request.ts';
 import { type Registry, type Resource, VERBS } from './registry.ts';
-import { type EngineResponse, respondRead } from './respond.ts';
+import { type EngineResponse, respondRead, respondWrite } from './respond.ts';
 
 export interface EngineOptions {
   readonly registry: Registry;
@@ -34,6 +39,15 @@ export interface Engine {
   openapi(): Record<string, unknown>;
 }
 
+interface WriteRow {
+  authorized: number;
+  allowed: number;
+  affected: number;
+  inserted: number;
+  location_id: string | null;
+  body: string | null;
+}
+
 interface ReadRow {
   authorized: number;
   page_total: number;
@@ -50,6 +64,7 @@ function allowedMethods(resource: Resource): string[] {
 export function createEngine(options: EngineOptions): Engine {
   const { registry, db } = options;
   const maxRows = options.maxRows ?? 1000;
+  const bodySchemas = new Map(registry.resources.map((r) => [r.name, buildBodySchemas(r)]));
   const allowed = new Map(
     registry.resources.map((r) => {
       const list = allowedMethods(r);
@@ -82,6 +97,55 @@ export function createEngine(options: EngineOptions): Engine {
     return resource;
   }
 
+  async function write(resource: Resource, request: ApiRequest, raw: RawRequest, scope: Scope): Promise<EngineResponse> {
+    const schemas = bodySchemas.get(resource.name)!;
+    const plan =
+      request.method === 'DELETE'
+        ? planDelete(resource, request)
+        : request.method === 'POST'
+          ? planInsert(resource, schemas, request, parseJsonBody(raw.body ?? null, raw.header('content-type')))
+          : planUpdate(resource, schemas, request, parseJsonBody(raw.body ?? null, raw.header('content-type')));
+    const statement = compileWrite(plan, scope);
+    // One statement is atomic by itself; `Prefer: tx=rollback` needs a transaction to undo it.
+    const [row] = plan.rollback
+      ? await dryRun<WriteRow>(statement.text, statement.params)
+      : await execute<WriteRow>(statement.text, statement.params);
+    if (row?.authorized !== 1) throw unauthorized();
+    return checked(() => {
+      if (row.allowed !== 1) {
+        throw new ApiError('FORBIDDEN', 'the body names another organisation; a token acts for its own organisation only', {
+          hint: 'Leave organisation_id out of the body: it is taken from the token.',
+        });
+      }
+      return respondWrite(plan, { affected: row.affected, inserted: row.inserted, locationId: row.location_id, body: row.body });
+    });
+  }
+
+  /** Runs `respond` after the statement found the token valid, marking its errors so. */
+  function checked(respond: () => EngineResponse): EngineResponse {
+    try {
+      return respond();
+    } catch (error) {
+      if (error instanceof ApiError) error.tokenChecked = true;
+      throw error;
+    }
+  }
+
+  /** Runs a statement in a transaction that is always rolled back, and returns its rows. */
+  async function dryRun<T>(text: string, params: readonly (string | null)[]): Promise<T[]> {
+    let rows: T[] = [];
+    const undo = new Error('dry run');
+    try {
+      await db.transaction(async (tx) => {
+        rows = (await tx.query(text, params)) as T[];
+        throw undo;
+      });
+    } catch (error) {
+      if (error !== undo) throw mapDatabaseError(error);
+    }
+    return rows;
+  }
+
   async function authorize(scope: Scope): Promise<string | null> {
     const params = new Params();
     const rows = await execute<{ organisation_id: string }>(`${scopeCte(scope, params)} SELECT organisation_id FROM scope`, params.values);
@@ -97,19 +161,15 @@ export function createEngine(options: EngineOptions): Engine {
         if ((await authorize(scope)) === null) throw unauthorized();
         return { status: 200, headers: { Allow: allowed.get(resource.name)!.header }, body: null };
       }
-      if (raw.method !== 'GET' && raw.method !== 'HEAD') {
-        throw new ApiError('NOT_IMPLEMENTED', `${raw.method} on ${resource.name} is not served yet`);
+      if (raw.method === 'POST' || raw.method === 'PATCH' || raw.method === 'DELETE') {
+        return write(resource, parseRequest({ ...raw, method: raw.method }), raw, scope);
       }
-      const request = parseRequest({ ...raw, method: raw.method });
+      const request = parseRequest({ ...raw, method: raw.method as 'GET' | 'HEAD' });
       const plan = planRead(resource, request, maxRows);
       const statement = compileRead(plan, scope);
       const [row] = await execute<ReadRow>(statement.text, statement.params);
       if (row?.authorized !== 1) throw unauthorized();
-      return respondRead(plan, {
-        pageTotal: row.page_total,
-        total: row.total === null ? null : Number(row.total),
-        body: row.body,
-      });
+      return checked(() => respondRead(plan, { pageTotal: row.page_total, total: row.total === null ? null : Number(row.total), body: row.body }));
     },
 
     authorize,

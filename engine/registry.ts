@@ -48,6 +48,16 @@ export interface CustomFieldsDefinition {
   readonly parentKey: string;
 }
 
+/**
+ * A rule a body value must follow beyond its type, checked on create and update alike: for
+ * example, only virtual calendars may be created. `allows` sees the value the body gives.
+ */
+export interface FieldRule {
+  readonly field: string;
+  readonly allows: (value: unknown) => boolean;
+  readonly message: string;
+}
+
 export interface ResourceDefinition {
   readonly name: string;
   readonly table: PgTable;
@@ -61,6 +71,7 @@ export interface ResourceDefinition {
   readonly serverManaged?: readonly string[];
   readonly customFields?: CustomFieldsDefinition;
   readonly fieldDescriptions?: Readonly<Record<string, string>>;
+  readonly rules?: readonly FieldRule[];
 }
 
 export interface Resource {
@@ -70,6 +81,7 @@ export interface Resource {
   readonly verbs: ReadonlySet<Verb>;
   readonly fields: readonly Field[];
   readonly customFields: { readonly entity: CustomFieldEntity; readonly table: string; readonly parentKey: string } | undefined;
+  readonly rules: readonly FieldRule[];
   field(name: string): Field | undefined;
 }
 
@@ -94,6 +106,7 @@ function buildResource(def: ResourceDefinition): Resource {
   mustExist(def.orderable, 'orderable');
   mustExist(def.filterable, 'filterable');
   mustExist(def.serverManaged, 'serverManaged');
+  mustExist(def.rules?.map((r) => r.field), 'rules');
   if (!columns.has('organisation_id')) throw new Error(`registry: ${config.name} has no organisation_id`);
 
   const orderable = new Set(def.orderable ?? []);
@@ -132,6 +145,7 @@ function buildResource(def: ResourceDefinition): Resource {
     verbs: new Set(def.verbs),
     fields,
     customFields,
+    rules: def.rules ?? [],
     field: (name) => byName.get(name),
   };
 }

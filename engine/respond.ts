@@ -4,7 +4,7 @@
  * The body is the JSON text PostgreSQL built; it is passed through untouched.
  */
 import { ApiError } from './errors.ts';
-import type { ReadPlan } from './plan/types.ts';
+import type { ReadPlan, WritePlan } from './plan/types.ts';
 
 export interface EngineResponse {
   readonly status: number;
@@ -50,4 +50,34 @@ export function respondRead(plan: ReadPlan, result: ReadResult): EngineResponse 
   if (plan.count) headers['Preference-Applied'] = `count=${plan.count}`;
   const status = total !== null && n < total ? 206 : 200;
   return { status, headers, body: plan.head ? null : result.body };
+}
+
+export interface WriteResult {
+  readonly affected: number;
+  readonly inserted: number;
+  readonly locationId: string | null;
+  readonly body: string | null;
+}
+
+/**
+ * Statuses as PostgREST gives them: POST 201 (200 when a merge-duplicates upsert only updated),
+ * PATCH and DELETE 204, or 200 with the representation.
+ */
+export function respondWrite(plan: WritePlan, result: WriteResult): EngineResponse {
+  const n = result.affected;
+  const total = plan.count ? String(n) : '*';
+  const headers: Record<string, string> = {
+    'Content-Range': plan.kind === 'update' && n > 0 ? `0-${n - 1}/${total}` : `*/${total}`,
+  };
+  if (plan.applied.length > 0) headers['Preference-Applied'] = plan.applied.join(', ');
+  if (plan.kind === 'insert' && plan.return === 'headers-only' && result.locationId !== null) {
+    headers.Location = `/${plan.resource.name}?id=eq.${encodeURIComponent(result.locationId)}`;
+  }
+  const withBody = plan.return === 'representation';
+  if (withBody) headers['Content-Type'] = plan.format === 'object' ? OBJECT_TYPE : JSON_TYPE;
+
+  let status: number;
+  if (plan.kind === 'insert') status = plan.conflict?.action === 'update' && result.inserted === 0 ? 200 : 201;
+  else status = withBody ? 200 : 204;
+  return { status, headers, body: withBody ? result.body : null };
 }

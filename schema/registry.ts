@@ -48,6 +48,7 @@ export const resources: readonly ResourceDefinition[] = [
     description: 'Calendars. Only virtual calendars can be created through the API.',
     verbs: ['GET', 'POST', 'PATCH', 'DELETE'],
     orderable: ['created_at', 'updated_at', 'name'],
+    rules: [{ field: 'type', allows: (type) => type === 'virtual', message: 'must be virtual: only virtual calendars can be created through the API' }],
   }),
   defineResource({
     name: 'deal',

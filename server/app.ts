@@ -37,8 +37,8 @@ export function createApp(options: AppOptions): Hono<Env> {
   async function failure(c: Parameters<Parameters<typeof app.onError>[0]>[1], thrown: unknown): Promise<Response> {
     let error = toApiError(thrown);
     const scope = c.get('scope');
-    if (scope && error.code !== 'UNAUTHORIZED') {
-      // When the check itself fails (the database is down), the original error stands.
+    if (scope && error.status < 500 && error.code !== 'UNAUTHORIZED' && !error.tokenChecked) {
+      // When the check itself fails, the original error stands.
       const organisation = await engine.authorize(scope).catch(() => undefined);
       if (organisation === null) error = unauthorized();
     }
@@ -68,7 +68,7 @@ export function createApp(options: AppOptions): Hono<Env> {
       },
     }),
   ] as const;
-  app.use('/api/v1', ...guarded);
+  // `/api/v1/*` also matches `/api/v1` itself.
   app.use('/api/v1/*', ...guarded);
   app.use('/v1/*', ...guarded);
 
@@ -91,6 +91,7 @@ export function createApp(options: AppOptions): Hono<Env> {
         resource: c.req.param('resource'),
         query: q < 0 ? '' : url.slice(q + 1),
         header: (name) => c.req.header(name),
+        body: c.req.method === 'POST' || c.req.method === 'PATCH' ? await c.req.text() : null,
       },
       c.get('scope'),
     );

@@ -7,6 +7,40 @@ import { ApiError } from '../errors.ts';
 interface DriverError {
   code?: unknown;
   message?: unknown;
+  detail?: unknown;
+  /** postgres.js names it column_name, PGlite column. */
+  column_name?: unknown;
+  column?: unknown;
+  constraint_name?: unknown;
+  constraint?: unknown;
+}
+
+/** Field names of a key in PostgreSQL's detail, `Key (organisation_id, external_id)=(...)`, less the organisation. */
+function keyFields(detail: string): string[] {
+  const names = /Key \(([^)]*)\)=/.exec(detail)?.[1];
+  return names ? names.split(',').map((n) => n.trim().replace(/^"|"$/g, '')).filter((n) => n !== 'organisation_id') : [];
+}
+
+/** Checks a write statement failed on purpose (engage_fail, SQLSTATE EN001): code -> error. */
+function failedCheck(code: string, detail: string): ApiError {
+  switch (code) {
+    case 'NOT_ACCEPTABLE':
+      return new ApiError('NOT_ACCEPTABLE', `a single object was requested (application/vnd.pgrst.object+json), but ${detail} rows were affected; nothing was changed`, {
+        context: { rows: Number(detail) },
+      });
+    case 'MAX_AFFECTED':
+      return new ApiError('MAX_AFFECTED_EXCEEDED', `the request would affect ${detail} rows, more than Prefer: max-affected allows; nothing was changed`, {
+        context: { rows: Number(detail) },
+      });
+    case 'UNKNOWN_FIELD':
+      return new ApiError('UNKNOWN_FIELD', `no custom field named ${detail} exists for this resource in your organisation`, {
+        context: detail.split(', ').map((field) => ({ field, message: 'is not a field or custom field' })),
+      });
+    default:
+      return new ApiError('VALIDATION_FAILED', 'the body is not valid: a custom-field value does not fit its type', {
+        context: JSON.parse(detail || '[]'),
+      });
+  }
 }
 
 /** Connection-level failures of postgres.js and Node's sockets. */
@@ -14,12 +48,48 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOU
 
 export function mapDatabaseError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  const { code, message } = (error ?? {}) as DriverError;
-  const sqlstate = typeof code === 'string' ? code : '';
-  const text = typeof message === 'string' ? message : '';
+  const e = (error ?? {}) as DriverError;
+  const sqlstate = typeof e.code === 'string' ? e.code : '';
+  const text = typeof e.message === 'string' ? e.message : '';
+  const detail = typeof e.detail === 'string' ? e.detail : '';
+  const column = String(e.column_name ?? e.column ?? '');
+  const constraint = String(e.constraint_name ?? e.constraint ?? '');
+
+  if (sqlstate === 'EN001') return failedCheck(text, detail);
+  if (sqlstate === '23505') {
+    const fields = keyFields(detail);
+    return new ApiError('CONFLICT', `a record with the same ${fields.join(', ') || 'key'} already exists in your organisation`, {
+      context: { constraint, fields },
+      cause: error,
+    });
+  }
+  if (sqlstate === '23503') {
+    const fields = keyFields(detail);
+    return new ApiError('REFERENCE_NOT_FOUND', `the record that ${fields.join(', ') || 'a reference'} points to does not exist in your organisation`, {
+      context: { constraint, fields },
+      cause: error,
+    });
+  }
+  if (sqlstate === '23502') {
+    return new ApiError('VALIDATION_FAILED', `the body is not valid: ${column || 'a field'} must not be null`, {
+      context: [{ field: column, message: 'must not be null' }],
+      cause: error,
+    });
+  }
+  if (sqlstate === '23514') {
+    return new ApiError('VALIDATION_FAILED', `the body is not valid: it breaks the rule ${constraint}`, {
+      context: [{ field: '', message: `breaks ${constraint}` }],
+      cause: error,
+    });
+  }
+  if (sqlstate === '42P10') {
+    return new ApiError('INVALID_QUERY', 'on_conflict must name the fields of a unique constraint, such as id or external_id', { cause: error });
+  }
 
   const closed = text === 'PGlite is closed';
-  if (closed || UNREACHABLE.has(sqlstate) || sqlstate.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(sqlstate)) {
+  // 08P01 (protocol violation) is a statement we built wrongly: a bug, not an outage.
+  const unreachable = closed || UNREACHABLE.has(sqlstate) || (sqlstate.startsWith('08') && sqlstate !== '08P01');
+  if (unreachable || ['57P01', '57P02', '57P03', '53300'].includes(sqlstate)) {
     return new ApiError('DATABASE_UNAVAILABLE', 'the database is unavailable; retry shortly', {
       headers: { 'Retry-After': '1' },
       cause: error,

@@ -29,7 +29,13 @@ function parseJsonKey(s: Scanner): string | number {
     s.pos = start;
     throw s.error('a JSON key or array index');
   }
-  return /^-?\d+$/.test(key) ? Number(key) : key;
+  if (!/^-?\d+$/.test(key)) return key;
+  const index = Number(key);
+  if (Math.abs(index) > 2147483647) {
+    s.pos = start;
+    throw s.error('an array index between -2147483648 and 2147483647');
+  }
+  return index;
 }
 
 /** `name`, optionally followed by a JSON path such as `->a->>b` or `->0`. */

@@ -104,8 +104,9 @@ function parseOperation(s: Scanner, readValue: ValueReader): { negated: boolean;
   if (isOneOf(FTS_OPS, op)) {
     let language: string | null = null;
     if (s.eat('(')) {
-      language = s.takeWhile((c) => c !== ')');
-      if (!language) throw s.error('a text search language such as english');
+      // A text search configuration name, optionally schema-qualified: it is cast to regconfig.
+      language = s.takeWhile((c) => /[A-Za-z0-9_.]/.test(c));
+      if (!/^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?$/.test(language)) throw s.error('a text search language such as english');
       s.expect(')');
     }
     s.expect('.', '"." after the operator');
@@ -136,7 +137,11 @@ export function parseFilterValue(key: string, value: string): { negated: boolean
 
 const LOGIC_GROUP = /^(not\.)?(and|or)\s*\(/;
 
-function parseTreeItems(s: Scanner): Condition[] {
+/** Deeper trees are refused: they are never needed and would exhaust the stack. */
+const MAX_DEPTH = 32;
+
+function parseTreeItems(s: Scanner, depth = 1): Condition[] {
+  if (depth > MAX_DEPTH) throw s.error(`a condition (logic trees nest at most ${MAX_DEPTH} deep)`);
   s.skipSpaces();
   s.expect('(', 'a "(" opening the group');
   const items: Condition[] = [];
@@ -145,7 +150,7 @@ function parseTreeItems(s: Scanner): Condition[] {
     const group = LOGIC_GROUP.exec(s.input.slice(s.pos));
     if (group) {
       s.pos += (group[1] ?? '').length + group[2]!.length;
-      items.push({ kind: 'logic', op: group[2] as 'and' | 'or', negated: Boolean(group[1]), children: parseTreeItems(s) });
+      items.push({ kind: 'logic', op: group[2] as 'and' | 'or', negated: Boolean(group[1]), children: parseTreeItems(s, depth + 1) });
     } else {
       if (s.peek() === ')' || s.peek() === ',' || s.done) {
         throw s.error('a field name, "not" or a logic operator (and, or)');

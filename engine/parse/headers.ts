@@ -36,7 +36,7 @@ export function parsePreferences(header: string | null | undefined): Preferences
       prefs.maxAffected ??= Number(value);
       continue;
     }
-    const allowed: readonly string[] | undefined = PREFERENCE_VALUES[name as keyof typeof PREFERENCE_VALUES];
+    const allowed: readonly string[] | undefined = Object.hasOwn(PREFERENCE_VALUES, name) ? PREFERENCE_VALUES[name as keyof typeof PREFERENCE_VALUES] : undefined;
     if (allowed?.includes(value)) prefs[name] ??= value;
     else invalid.push(item);
   }

@@ -10,6 +10,8 @@ export interface RawRequest {
   /** The raw query string, with or without its leading "?". */
   readonly query: string;
   readonly header: HeaderLookup;
+  /** The body's text (POST, PATCH), already limited in size by the host. */
+  readonly body?: string | null;
 }
 
 export function parseRequest(raw: RawRequest & { readonly method: Method }): ApiRequest {

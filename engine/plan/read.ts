@@ -175,7 +175,7 @@ function planOperation(target: Target, operation: Operation): PlannedOperation {
   }
 }
 
-function planCondition(resource: Resource, condition: Condition): PlannedCondition {
+export function planCondition(resource: Resource, condition: Condition): PlannedCondition {
   if (condition.kind === 'logic') {
     return {
       kind: 'logic',
@@ -189,14 +189,22 @@ function planCondition(resource: Resource, condition: Condition): PlannedConditi
   return { kind: 'filter', target, negated: filter.negated, operation: planOperation(target, filter.operation) };
 }
 
+/** Output keys become quoted identifiers: printable name characters only, and no longer than PostgreSQL keeps. */
+const SAFE_KEY = /^[\p{L}\p{N}_$ -]+$/u;
+
 /** The key a selected column gets: its alias, else the last key of its JSON path, else its name. */
 function columnKey(item: Extract<SelectItem, { kind: 'field' }>): string {
-  if (item.alias) return item.alias;
   const named = [...item.field.jsonPath].reverse().find((step) => typeof step.key === 'string');
-  return named ? String(named.key) : item.field.name;
+  const key = item.alias ?? (named ? String(named.key) : item.field.name);
+  if (!SAFE_KEY.test(key) || Buffer.byteLength(key) > 63) {
+    throw new ApiError('INVALID_QUERY', `"${key}" cannot be a key of the response: use an alias of letters, digits, "_", "$", "-" or spaces, at most 63 bytes`, {
+      context: { field: item.field.name, key },
+    });
+  }
+  return key;
 }
 
-function planColumns(resource: Resource, select: readonly SelectItem[] | null): { columns: PlannedColumn[]; star: boolean } {
+export function planColumns(resource: Resource, select: readonly SelectItem[] | null): { columns: PlannedColumn[]; star: boolean } {
   const items = select ?? [{ kind: 'star' } as const];
   const columns: PlannedColumn[] = [];
   let star = false;
@@ -209,7 +217,7 @@ function planColumns(resource: Resource, select: readonly SelectItem[] | null): 
     }
     let cast: string | null = null;
     if (item.cast !== null) {
-      cast = SAFE_CASTS[item.cast.toLowerCase()] ?? null;
+      cast = Object.hasOwn(SAFE_CASTS, item.cast.toLowerCase()) ? SAFE_CASTS[item.cast.toLowerCase()]! : null;
       if (!cast) {
         throw new ApiError('INVALID_QUERY', `cannot cast ${showField(item.field)} to "${item.cast}"`, {
           hint: `Casts allowed in select: ${Object.keys(SAFE_CASTS).join(', ')}.`,

@@ -67,3 +67,49 @@ export interface ReadPlan {
   /** HEAD: the same statement without building a body. */
   readonly head: boolean;
 }
+
+/** What a write answers with, and the checks that roll it back (decisions.md section 3). */
+export interface WriteOutput {
+  /** The fields of the representation (`select`), and whether custom fields are merged in. */
+  readonly columns: readonly PlannedColumn[];
+  readonly customFields: boolean;
+  readonly return: 'minimal' | 'headers-only' | 'representation';
+  readonly count: CountPreference | null;
+  readonly format: ResponseFormat;
+  /** `Prefer: handling=strict, max-affected=n`: more affected rows roll the write back. */
+  readonly maxAffected: number | null;
+  /** `Prefer: tx=rollback`: answer as if written, then roll back. */
+  readonly rollback: boolean;
+  /** Preferences honoured, for Preference-Applied. */
+  readonly applied: readonly string[];
+}
+
+export interface InsertPlan extends WriteOutput {
+  readonly kind: 'insert';
+  readonly resource: Resource;
+  /** The body's fields, in order; the union of every item's keys (or `columns=`). */
+  readonly fields: readonly Field[];
+  /** Items as JSON text, one parameter for the whole body. */
+  readonly rows: string;
+  readonly claimedOrganisations: readonly string[];
+  readonly conflict: { readonly target: readonly Field[]; readonly action: 'update' | 'nothing' } | null;
+}
+
+export interface UpdatePlan extends WriteOutput {
+  readonly kind: 'update';
+  readonly resource: Resource;
+  readonly fields: readonly Field[];
+  readonly row: string;
+  readonly claimedOrganisations: readonly string[];
+  readonly where: readonly PlannedCondition[];
+  /** Custom-field values to write with the update (`*_details`), as a JSON object's text. */
+  readonly customValues: string | null;
+}
+
+export interface DeletePlan extends WriteOutput {
+  readonly kind: 'delete';
+  readonly resource: Resource;
+  readonly where: readonly PlannedCondition[];
+}
+
+export type WritePlan = InsertPlan | UpdatePlan | DeletePlan;

@@ -1,0 +1,66 @@
+/**
+ * The objects a response is made of, over rows aliased `t`: the selected columns, and for
+ * `*_details` resources the record's custom-field values spliced onto the end of each object,
+ * so keys keep the select order and PostgreSQL still builds the whole body.
+ */
+import type { PlannedColumn } from '../plan/types.ts';
+import { arrayLiteral } from '../plan/values.ts';
+import type { Resource } from '../registry.ts';
+import { SCOPED } from './scope.ts';
+import { ident, type Params } from './sql.ts';
+import { target } from './where.ts';
+
+/** Custom-field value, read from the typed column that `custom_field.type` names. */
+const TYPED_VALUE =
+  `CASE cf."type" WHEN 'string' THEN to_jsonb(v."string_value") WHEN 'number' THEN to_jsonb(v."number_value")` +
+  ` WHEN 'boolean' THEN to_jsonb(v."boolean_value") WHEN 'date' THEN to_jsonb(v."date_value")` +
+  ` WHEN 'datetime' THEN to_jsonb(v."datetime_value") WHEN 'string_list' THEN to_jsonb(v."string_list_value") END`;
+
+/**
+ * The stored custom-field values of row `t` as one jsonb object, or NULL when it has none.
+ * `keys` are the object's other keys: a custom field never hides or repeats one of them.
+ */
+export function storedCustomFields(resource: Resource, keys: readonly string[], params: Params): string {
+  const custom = resource.customFields!;
+  const reserved = params.add(arrayLiteral(keys), 'text[]');
+  const entity = params.add(custom.entity, 'text');
+  return (
+    `(SELECT jsonb_object_agg(cf."key", ${TYPED_VALUE}) FROM ${ident(custom.table)} v` +
+    ' JOIN "custom_field" cf ON cf."organisation_id" = v."organisation_id" AND cf."id" = v."custom_field_id"' +
+    ` AND cf."entity" = ${entity}` +
+    ` WHERE v."organisation_id" = ${SCOPED} AND v.${ident(custom.parentKey)} = t."id" AND cf."key" <> ALL(${reserved}))`
+  );
+}
+
+export interface Projection {
+  /** The SELECT list over `t`. */
+  readonly select: string;
+  /** What follows `FROM <table> t` to make that list work. */
+  readonly join: string;
+  /** The JSON of one object, over the projected row aliased `_t`. */
+  readonly row: string;
+}
+
+/** `customFields`: an SQL expression over `t` giving the custom-field jsonb object, or null. */
+export function projection(columns: readonly PlannedColumn[], customFields: string | null, params: Params): Projection {
+  const list = columns
+    .map((c) => {
+      const expr = target(c.target, params);
+      return `${c.cast ? `CAST(${expr} AS ${c.cast})` : expr} AS ${ident(c.key)}`;
+    })
+    .join(', ');
+  if (customFields === null) return { select: list, join: '', row: '_t' };
+  return {
+    select: `_r AS "__row", ${customFields} AS "__cf"`,
+    join: ` CROSS JOIN LATERAL (SELECT ${list}) _r`,
+    row:
+      'CASE WHEN _t."__cf" IS NULL THEN to_json(_t."__row")' +
+      ` ELSE (left(to_json(_t."__row")::text, -1) || ',' || substr(_t."__cf"::text, 2))::json END`,
+  };
+}
+
+/** The response body: an array of objects, one object (singular), or nothing. */
+export function jsonBody(row: string, format: 'json' | 'object' | 'none'): string {
+  if (format === 'none') return 'NULL::text';
+  return format === 'object' ? `(json_agg(${row}) -> 0)::text` : `coalesce(json_agg(${row}), '[]')::text`;
+}

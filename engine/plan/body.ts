@@ -1,0 +1,152 @@
+/**
+ * Request bodies checked against the registry before anything reaches the database: valibot
+ * schemas derived once per resource from its fields (types, enums, uuids, dates, timestamps),
+ * unknown fields refused, server-managed fields handled as decisions.md section 3 says.
+ * Every problem is reported at once, by field and, for arrays, by item index.
+ */
+import * as v from 'valibot';
+import { ApiError } from '../errors.ts';
+import type { Field, FieldKind, Resource } from '../registry.ts';
+
+export type Row = Record<string, unknown>;
+
+/** A real calendar day, so `2026-02-30` is refused here rather than by PostgreSQL. */
+function realDate(text: string): boolean {
+  const [y, m, d] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(y, m - 1, d));
+  return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** ISO 8601 with an offset: `2026-12-01T09:00:00Z`, `2026-12-01T09:00:00.5+01:00`, seconds optional. */
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+const KIND_SCHEMA: Record<FieldKind, () => v.GenericSchema> = {
+  uuid: () => v.pipe(v.string('must be a uuid'), v.uuid('must be a uuid')),
+  text: () => v.string('must be a string'),
+  boolean: () => v.boolean('must be true or false'),
+  integer: () =>
+    v.pipe(
+      v.number('must be a whole number'),
+      v.integer('must be a whole number'),
+      v.minValue(-2147483648, 'is too small'),
+      v.maxValue(2147483647, 'is too large'),
+    ),
+  // A JSON number, or a string holding one for values a double cannot carry exactly.
+  numeric: () =>
+    v.union(
+      [v.pipe(v.number(), v.finite()), v.pipe(v.string(), v.regex(NUMERIC))],
+      'must be a number',
+    ),
+  date: () => v.pipe(v.string('must be a date (YYYY-MM-DD)'), v.regex(DATE, 'must be a date (YYYY-MM-DD)'), v.check(realDate, 'is not a real date')),
+  timestamptz: () =>
+    v.pipe(
+      v.string('must be an ISO 8601 timestamp with an offset'),
+      v.regex(TIMESTAMP, 'must be an ISO 8601 timestamp with an offset, such as 2026-12-01T09:00:00Z'),
+      v.check(realDate, 'is not a real date'),
+    ),
+  'text[]': () => v.array(v.string('must be a string'), 'must be an array of strings'),
+  jsonb: () => v.unknown(),
+};
+
+function fieldSchema(field: Field): v.GenericSchema {
+  const base = field.enum ? v.picklist(field.enum, `must be one of ${field.enum.join(', ')}`) : KIND_SCHEMA[field.kind]();
+  return field.nullable ? v.nullable(base) : base;
+}
+
+/** Fields a body may set: everything but the timestamps and the organisation (from the token). */
+const SET_BY_SERVER = new Set(['created_at', 'updated_at', 'organisation_id']);
+
+export type BodyMode = 'create' | 'update';
+
+export interface BodySchemas {
+  /** Fields a body may name on create (`id` included) and on update (`id` excluded). */
+  readonly writable: Record<BodyMode, ReadonlySet<string>>;
+  readonly schema: Record<BodyMode, v.GenericSchema>;
+}
+
+/** Built once per resource at start-up. */
+export function bodySchemas(resource: Resource): BodySchemas {
+  const create = resource.fields.filter((f) => !SET_BY_SERVER.has(f.name));
+  const update = create.filter((f) => f.name !== 'id');
+  const partial = (fields: Field[]) => v.partial(v.object(Object.fromEntries(fields.map((f) => [f.name, fieldSchema(f)]))));
+  return {
+    writable: { create: new Set(create.map((f) => f.name)), update: new Set(update.map((f) => f.name)) },
+    schema: { create: partial(create), update: partial(update) },
+  };
+}
+
+export interface Problem {
+  readonly item?: number;
+  readonly field: string;
+  readonly message: string;
+}
+
+/**
+ * The body's items with server-managed fields dropped, or a 400/403 listing every problem.
+ * `extra` names further keys the caller may send (custom-field keys of `*_details`).
+ */
+export function checkItems(
+  resource: Resource,
+  schemas: BodySchemas,
+  items: readonly unknown[],
+  mode: BodyMode,
+  options: { array: boolean; extra?: (key: string) => boolean },
+): { rows: Row[]; claimedOrganisations: string[] } {
+  const unknown: Problem[] = [];
+  const invalid: Problem[] = [];
+  const claimed = new Set<string>();
+  const rows: Row[] = [];
+  const at = (index: number) => (options.array ? { item: index } : {});
+
+  items.forEach((item, index) => {
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+      invalid.push({ ...at(index), field: '', message: 'must be a JSON object' });
+      return;
+    }
+    const row: Row = {};
+    for (const [key, value] of Object.entries(item)) {
+      if (key === 'organisation_id') {
+        if (typeof value === 'string' && UUID.test(value)) claimed.add(value.toLowerCase());
+        else if (value !== null) invalid.push({ ...at(index), field: key, message: 'must be a uuid' });
+      } else if (key === 'created_at' || key === 'updated_at') {
+        // Set by the server; a client value such as the spec's now() placeholder is ignored.
+      } else if (key === 'id' && mode === 'update') {
+        invalid.push({ ...at(index), field: key, message: 'cannot be changed' });
+      } else if (schemas.writable[mode].has(key) || options.extra?.(key)) {
+        row[key] = value;
+      } else {
+        unknown.push({ ...at(index), field: key, message: `is not a field of ${resource.name}` });
+      }
+    }
+    const result = v.safeParse(schemas.schema[mode], row, { abortEarly: false });
+    if (!result.success) {
+      for (const issue of result.issues) {
+        const field = String(issue.path?.[0]?.key ?? '');
+        invalid.push({ ...at(index), field, message: issue.message });
+      }
+    }
+    for (const rule of resource.rules) {
+      if (rule.field in row && !rule.allows(row[rule.field])) invalid.push({ ...at(index), field: rule.field, message: rule.message });
+    }
+    rows.push(row);
+  });
+
+  if (unknown.length > 0) {
+    const names = [...new Set(unknown.map((p) => p.field))];
+    throw new ApiError('UNKNOWN_FIELD', `${resource.name} has no field ${names.map((n) => `"${n}"`).join(', ')}`, {
+      hint: `Fields a body may set: ${[...schemas.writable[mode]].join(', ')}.`,
+      context: unknown,
+    });
+  }
+  if (invalid.length > 0) {
+    const first = invalid[0]!;
+    const where = first.item === undefined ? '' : `item ${first.item}: `;
+    throw new ApiError('VALIDATION_FAILED', `the body is not valid: ${where}${first.field || 'the item'} ${first.message}${invalid.length > 1 ? ` (and ${invalid.length - 1} more)` : ''}`, {
+      context: invalid,
+    });
+  }
+  return { rows, claimedOrganisations: [...claimed] };
+}

@@ -1,0 +1,140 @@
+/**
+ * Write plans for POST, PATCH and DELETE (decisions.md section 3, PostgREST's semantics): the
+ * body checked against the resource's schemas, `columns=`, `on_conflict=` with
+ * `Prefer: resolution=...`, the filters of PATCH and DELETE (one is required), and what the
+ * response carries.
+ */
+import { ApiError } from '../errors.ts';
+import { parseName } from '../parse/field.ts';
+import { Scanner } from '../parse/scanner.ts';
+import type { Field, Resource } from '../registry.ts';
+import type { ApiRequest } from '../request.ts';
+import { type BodySchemas, checkItems, type Row } from './body.ts';
+import { planColumns, planCondition } from './read.ts';
+import type { DeletePlan, InsertPlan, PlannedCondition, UpdatePlan, WriteOutput } from './types.ts';
+
+function unknownField(resource: Resource, name: string, parameter: string): never {
+  throw new ApiError('UNKNOWN_FIELD', `${resource.name} has no field "${name}" (in ${parameter})`, {
+    hint: `Fields of ${resource.name}: ${resource.fields.map((f) => f.name).join(', ')}.`,
+    context: { resource: resource.name, field: name, parameter },
+  });
+}
+
+/** `a,"b",c` as in `columns=` and `on_conflict=`: names of the resource's fields. */
+function fieldList(resource: Resource, parameter: 'columns' | 'on_conflict', value: string): Field[] {
+  const s = new Scanner(value, `${parameter} parameter`, `${parameter}=${value}`, parameter.length + 1);
+  const fields: Field[] = [];
+  do {
+    s.skipSpaces();
+    const name = parseName(s);
+    s.skipSpaces();
+    const field = resource.field(name);
+    if (!field) unknownField(resource, name, parameter);
+    if (!fields.includes(field)) fields.push(field);
+  } while (s.eat(','));
+  s.expectEnd(`"," or the end of ${parameter}`);
+  return fields;
+}
+
+function output(resource: Resource, request: ApiRequest): WriteOutput {
+  const prefs = request.preferences;
+  const { columns, star } = planColumns(resource, request.query.select);
+  const maxAffected = prefs.handling === 'strict' ? prefs.maxAffected : null;
+  const returns = prefs.return ?? 'minimal';
+  const applied = [
+    ...(prefs.return ? [`return=${prefs.return}`] : []),
+    ...(prefs.count ? [`count=${prefs.count}`] : []),
+    ...(prefs.tx ? [`tx=${prefs.tx}`] : []),
+    ...(prefs.handling === 'strict' ? ['handling=strict'] : []),
+    ...(maxAffected !== null ? [`max-affected=${maxAffected}`] : []),
+  ];
+  return {
+    columns,
+    customFields: star && resource.customFields !== undefined,
+    return: returns,
+    count: prefs.count,
+    format: request.format,
+    maxAffected,
+    rollback: prefs.tx === 'rollback',
+    applied,
+  };
+}
+
+const isObject = (body: unknown): body is Row => typeof body === 'object' && body !== null && !Array.isArray(body);
+
+export function planInsert(resource: Resource, schemas: BodySchemas, request: ApiRequest, body: unknown): InsertPlan {
+  const array = Array.isArray(body);
+  if (!array && !isObject(body)) {
+    throw new ApiError('VALIDATION_FAILED', `POST takes a JSON object or an array of objects`, { context: [{ field: '', message: 'must be an object or an array' }] });
+  }
+  let items = array ? (body as unknown[]) : [body];
+  // With `columns=`, only the listed keys are read from each item, as PostgREST does.
+  const listed = request.query.columns === null ? null : fieldList(resource, 'columns', request.query.columns);
+  if (listed) {
+    const names = new Set(listed.map((f) => f.name));
+    items = items.map((item) => (isObject(item) ? Object.fromEntries(Object.entries(item).filter(([k]) => names.has(k))) : item));
+  }
+  const { rows, claimedOrganisations } = checkItems(resource, schemas, items, 'create', { array });
+  // The body's fields: the union of the items' keys in order of appearance, or the listed ones.
+  const seen = new Set(rows.flatMap((row) => Object.keys(row)));
+  const fields = (listed ?? resource.fields).filter((f) => seen.has(f.name));
+
+  const prefs = request.preferences;
+  let conflict: InsertPlan['conflict'] = null;
+  if (prefs.resolution) {
+    const target = request.query.onConflict === null ? [resource.field('id')].filter((f) => f !== undefined) : fieldList(resource, 'on_conflict', request.query.onConflict);
+    if (target.length === 0) throw new ApiError('INVALID_QUERY', `${resource.name} needs on_conflict= to say which fields identify a duplicate`);
+    conflict = { target, action: prefs.resolution === 'merge-duplicates' ? 'update' : 'nothing' };
+  }
+  const out = output(resource, request);
+  return {
+    kind: 'insert',
+    resource,
+    ...out,
+    applied: conflict ? [`resolution=${prefs.resolution}`, ...out.applied] : out.applied,
+    fields,
+    rows: JSON.stringify(rows),
+    claimedOrganisations,
+    conflict,
+  };
+}
+
+/** PATCH and DELETE act on the rows their filters select; without one they are refused. */
+function requiredFilters(resource: Resource, request: ApiRequest): PlannedCondition[] {
+  if (request.query.where.length === 0) {
+    throw new ApiError('FILTER_REQUIRED', `${request.method} ${resource.name} needs at least one filter, such as ?id=eq.<id>`, {
+      hint: 'A PATCH or DELETE without filters would act on every row, so it is refused.',
+    });
+  }
+  return request.query.where.map((c) => planCondition(resource, c));
+}
+
+export function planUpdate(resource: Resource, schemas: BodySchemas, request: ApiRequest, body: unknown): UpdatePlan {
+  if (!isObject(body)) {
+    throw new ApiError('VALIDATION_FAILED', 'PATCH takes one JSON object with the fields to change', {
+      context: [{ field: '', message: 'must be an object' }],
+    });
+  }
+  const where = requiredFilters(resource, request);
+  // On `*_details`, keys that are not fields of the resource are custom-field keys, resolved
+  // (and refused when unknown) against the organisation's custom fields by the statement.
+  const isCustom = resource.customFields ? (key: string) => !resource.field(key) : undefined;
+  const { rows, claimedOrganisations } = checkItems(resource, schemas, [body], 'update', { array: false, extra: isCustom });
+  const row = rows[0]!;
+  const fields = resource.fields.filter((f) => f.name in row);
+  const custom = isCustom ? Object.fromEntries(Object.entries(row).filter(([k]) => isCustom(k))) : {};
+  return {
+    kind: 'update',
+    resource,
+    ...output(resource, request),
+    fields,
+    row: JSON.stringify(row),
+    claimedOrganisations,
+    where,
+    customValues: Object.keys(custom).length > 0 ? JSON.stringify(custom) : null,
+  };
+}
+
+export function planDelete(resource: Resource, request: ApiRequest): DeletePlan {
+  return { kind: 'delete', resource, ...output(resource, request), where: requiredFilters(resource, request) };
+}
