@@ -5,6 +5,9 @@
  * referenced by `$ref`, which keeps the document small: a list answers GET and HEAD alike.
  */
 import { type Field, type FieldKind, type Registry, type Resource, type Verb, VERBS } from './registry.ts';
+import { toJsonSchema } from '@valibot/to-json-schema';
+import type * as v from 'valibot';
+import { bodySchemas } from './plan/body.ts';
 import { OPERATORS, SELECT_CASTS } from './plan/read.ts';
 import { CURRENT_VERSION, SUPPORTED_VERSIONS } from './versions.ts';
 
@@ -273,8 +276,25 @@ function readOperations(resource: Resource): Json {
 
 const WRITE_ERRORS = [400, 401, 403, 409, 413, 415] as const;
 
+/**
+ * Request bodies: the very valibot schemas the write path validates with, as JSON Schema.
+ * Unknown fields are refused, except custom-field keys on `*_details`.
+ */
+function bodySchema(resource: Resource, schema: v.GenericSchema): Json {
+  const { $schema: _, ...json } = toJsonSchema(schema, { errorMode: 'ignore' }) as Json;
+  return { ...json, additionalProperties: resource.customFields !== undefined };
+}
+
+function bodySchemaEntries(resource: Resource): Array<[string, Json]> {
+  const schemas = bodySchemas(resource);
+  return [
+    ...(resource.verbs.has('POST') ? [[`${resource.name}.create`, bodySchema(resource, schemas.schema.create)] as [string, Json]] : []),
+    ...(resource.verbs.has('PATCH') ? [[`${resource.name}.update`, bodySchema(resource, schemas.schema.update)] as [string, Json]] : []),
+  ];
+}
+
 function createOperation(resource: Resource): Json {
-  const schema = ref('schemas', resource.name);
+  const schema = ref('schemas', `${resource.name}.create`);
   return {
     post: operation(resource, 'create', `Create ${resource.name}`, {
       description: 'Takes one object or an array of them, written in one statement. Server-managed fields are set by the server.',
@@ -299,7 +319,7 @@ function updateOperation(resource: Resource): Json {
     patch: operation(resource, 'update', `Update ${resource.name}`, {
       description: FILTER_REQUIRED,
       parameters: [...filterRefs(resource), ...shared('select', 'Prefer', 'engage-version')],
-      requestBody: { required: true, content: { [JSON_TYPE]: { schema: ref('schemas', resource.name) } } },
+      requestBody: { required: true, content: { [JSON_TYPE]: { schema: ref('schemas', `${resource.name}.update`) } } },
       responses: {
         200: rows(resource, 'OK: the updated rows, with `Prefer: return=representation`.'),
         204: noContent(),
@@ -366,7 +386,10 @@ export function buildOpenApi(registry: Registry, options: OpenApiOptions = {}): 
     paths: { '/': ROOT_PATH, ...Object.fromEntries(resources.map((r) => [`/${r.name}`, pathItem(r)])) },
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>' } },
-      schemas: { ...Object.fromEntries(resources.map((r) => [r.name, resourceSchema(r)])), Error: ERROR_SCHEMA },
+      schemas: {
+        ...Object.fromEntries(resources.flatMap((r) => [[r.name, resourceSchema(r)], ...bodySchemaEntries(r)])),
+        Error: ERROR_SCHEMA,
+      },
       parameters: { ...SHARED_PARAMETERS, ...Object.fromEntries(resources.flatMap(resourceParameters)) },
       headers: HEADERS,
       responses: Object.fromEntries(

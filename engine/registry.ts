@@ -4,6 +4,7 @@
  * which are managed by the server. Field names, SQL types, enums and nullability are derived from
  * the table, so the registry cannot disagree with the database.
  */
+import { SQL } from 'drizzle-orm';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 
 export const VERBS = ['GET', 'POST', 'PATCH', 'DELETE'] as const;
@@ -30,6 +31,8 @@ export interface Field {
   readonly enum: readonly string[] | undefined;
   readonly nullable: boolean;
   readonly hasDefault: boolean;
+  /** The column's default when it is a plain value (false, 0, 'virtual'), for `Prefer: missing=default`. */
+  readonly defaultValue: unknown;
   readonly filterable: boolean;
   readonly orderable: boolean;
   /** Set by the server (ids, timestamps, organisation); a client value is ignored or refused. */
@@ -121,6 +124,7 @@ function buildResource(def: ResourceDefinition): Resource {
       enum: column.enumValues?.length ? column.enumValues : undefined,
       nullable: !column.notNull,
       hasDefault: column.hasDefault,
+      defaultValue: column.default instanceof SQL ? undefined : column.default,
       filterable: filterable ? filterable.has(column.name) : true,
       orderable: orderable.has(column.name),
       serverManaged: serverManaged.has(column.name),

@@ -344,13 +344,24 @@ describe('buildOpenApi: operations', () => {
     expect(doc.paths['/deal']!.head!.responses['200']).not.toHaveProperty('content');
   });
 
+  it('describes request bodies with the schemas the write path validates with', () => {
+    const schemas = doc.components.schemas as Record<string, { properties: Record<string, unknown>; additionalProperties: boolean }>;
+    const create = schemas['calendar.create']!;
+    expect(Object.keys(create.properties)).toEqual(['id', 'name', 'type', 'external_id']);
+    expect(create.additionalProperties).toBe(false);
+    expect(Object.keys(schemas['calendar.update']!.properties)).not.toContain('id');
+    expect(JSON.stringify(schemas['deal.create']!.properties.currency)).toContain('"EUR","CHF","USD"');
+    expect(schemas['deal_details.update']!.additionalProperties).toBe(true);
+    expect(schemas['segment.create']).toBeUndefined();
+  });
+
   it('takes one object or an array on POST, with columns and on_conflict but no filters', () => {
     const post = doc.paths['/calendar']!.post!;
     expect(post.requestBody).toEqual({
       required: true,
       content: {
         'application/json': {
-          schema: { oneOf: [{ $ref: '#/components/schemas/calendar' }, { type: 'array', items: { $ref: '#/components/schemas/calendar' } }] },
+          schema: { oneOf: [{ $ref: '#/components/schemas/calendar.create' }, { type: 'array', items: { $ref: '#/components/schemas/calendar.create' } }] },
         },
       },
     });
@@ -367,7 +378,7 @@ describe('buildOpenApi: operations', () => {
     }
     expect(doc.paths['/deal_details']!.patch!.requestBody).toEqual({
       required: true,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/deal_details' } } },
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/deal_details.update' } } },
     });
     expect(Object.keys(doc.paths['/deal']!.patch!.responses)).toEqual(['200', '204', '400', '401', '403', '409', '413', '415']);
     expect(Object.keys(doc.paths['/deal']!.delete!.responses)).toEqual(['200', '204', '400', '401']);

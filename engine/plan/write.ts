@@ -79,7 +79,15 @@ export function planInsert(resource: Resource, schemas: BodySchemas, request: Ap
   const seen = new Set(rows.flatMap((row) => Object.keys(row)));
   const fields = (listed ?? resource.fields).filter((f) => seen.has(f.name));
 
+  // An item without one of these fields gets NULL, as in PostgREST, or with `Prefer:
+  // missing=default` the column's default (ids are generated either way).
   const prefs = request.preferences;
+  if (prefs.missing === 'default') {
+    for (const row of rows) {
+      for (const field of fields) if (!(field.name in row) && field.defaultValue !== undefined) row[field.name] = field.defaultValue;
+    }
+  }
+
   let conflict: InsertPlan['conflict'] = null;
   if (prefs.resolution) {
     const target = request.query.onConflict === null ? [resource.field('id')].filter((f) => f !== undefined) : fieldList(resource, 'on_conflict', request.query.onConflict);
@@ -91,7 +99,7 @@ export function planInsert(resource: Resource, schemas: BodySchemas, request: Ap
     kind: 'insert',
     resource,
     ...out,
-    applied: conflict ? [`resolution=${prefs.resolution}`, ...out.applied] : out.applied,
+    applied: [...(conflict ? [`resolution=${prefs.resolution}`] : []), ...(prefs.missing ? [`missing=${prefs.missing}`] : []), ...out.applied],
     fields,
     rows: JSON.stringify(rows),
     claimedOrganisations,
