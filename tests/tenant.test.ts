@@ -650,13 +650,14 @@ describe('injection-looking input is a contract 4xx or A-only rows, and changes 
 // Writes aimed at another organisation
 
 describe('writes aimed at B leave B untouched', () => {
-  const attempts: Array<{ name: string; method: string; path: () => string; body?: () => unknown }> = [
-    { name: 'DELETE deal?organisation_id=eq.<B>', method: 'DELETE', path: () => `/deal?organisation_id=eq.${B.id}` },
-    { name: 'DELETE deal?id=eq.<B-only>', method: 'DELETE', path: () => `/deal?id=eq.${cases.deal.foreignOnly[0]}` },
-    { name: 'DELETE calendar?or=(tautology)', method: 'DELETE', path: () => `/calendar?or=(organisation_id.eq.${B.id},organisation_id.neq.${B.id})` },
-    { name: 'PATCH deal?id=eq.<B-only>', method: 'PATCH', path: () => `/deal?id=eq.${cases.deal.foreignOnly[0]}`, body: () => ({ name: 'hijacked' }) },
-    { name: 'PATCH deal moving A\'s row to B', method: 'PATCH', path: () => `/deal?id=eq.${cases.deal.aOnly}`, body: () => ({ organisation_id: B.id }) },
-    { name: 'POST calendar for B', method: 'POST', path: () => '/calendar', body: () => ({ organisation_id: B.id, name: 'B secret planted', type: 'virtual' }) },
+  // `empty`: answered 200 with no rows (the filters matched nothing of A's); `forbidden`: 403.
+  const attempts: Array<{ name: string; method: string; path: () => string; body?: () => unknown; outcome: 'empty' | 'forbidden' | 'own' }> = [
+    { name: 'DELETE deal?organisation_id=eq.<B>', method: 'DELETE', path: () => `/deal?organisation_id=eq.${B.id}`, outcome: 'empty' },
+    { name: 'DELETE deal?id=eq.<B-only>', method: 'DELETE', path: () => `/deal?id=eq.${cases.deal.foreignOnly[0]}`, outcome: 'empty' },
+    { name: 'DELETE calendar?or=(tautology)', method: 'DELETE', path: () => `/calendar?or=(organisation_id.eq.${B.id},organisation_id.neq.${B.id})`, outcome: 'own' },
+    { name: 'PATCH deal?id=eq.<B-only>', method: 'PATCH', path: () => `/deal?id=eq.${cases.deal.foreignOnly[0]}`, body: () => ({ name: 'hijacked' }), outcome: 'empty' },
+    { name: 'PATCH deal moving A\'s row to B', method: 'PATCH', path: () => `/deal?id=eq.${cases.deal.aOnly}`, body: () => ({ organisation_id: B.id }), outcome: 'forbidden' },
+    { name: 'POST calendar for B', method: 'POST', path: () => '/calendar', body: () => ({ organisation_id: B.id, name: 'B secret planted', type: 'virtual' }), outcome: 'forbidden' },
   ];
   it.each(attempts)('$name', async (attempt) => {
     const before = await t.db.query('SELECT id, name, organisation_id FROM deal WHERE organisation_id = $1::uuid ORDER BY id', [B.id]);
@@ -669,8 +670,15 @@ describe('writes aimed at B leave B untouched', () => {
     });
     const text = await res.text();
     for (const marker of foreignMarkers.filter((m) => m !== B.id)) expect(text).not.toContain(marker);
-    // Not served yet (501), refused (400/403/404/405), or acted on nothing of B.
-    expect([200, 201, 204, 400, 403, 404, 405, 501], text).toContain(res.status);
+    if (attempt.outcome === 'forbidden') {
+      expect(res.status, text).toBe(403);
+      expect(JSON.parse(text).code).toBe('FORBIDDEN');
+    } else {
+      expect(res.status, text).toBe(200);
+      const rows = JSON.parse(text) as Array<{ organisation_id: string }>;
+      if (attempt.outcome === 'empty') expect(rows).toEqual([]);
+      for (const row of rows) expect(row.organisation_id).toBe(A.id);
+    }
     expect(await t.db.query('SELECT id, name, organisation_id FROM deal WHERE organisation_id = $1::uuid ORDER BY id', [B.id])).toEqual(before);
     expect(await t.db.query('SELECT id, name FROM calendar WHERE organisation_id = $1::uuid ORDER BY id', [B.id])).toEqual(beforeCal);
     const [aDeal] = await t.db.query<{ organisation_id: string }>('SELECT organisation_id FROM deal WHERE organisation_id = $1::uuid AND id = $2::uuid', [
