@@ -7,6 +7,7 @@
 import { sql } from 'drizzle-orm';
 import {
   type AnyPgColumn,
+  bigint,
   boolean,
   check,
   date,
@@ -318,5 +319,56 @@ export const custom_entity = tenantTable(
     references('custom_entity_definition_fkey', t, 'custom_entity_definition_id', custom_entity_definition),
     references('custom_entity_contact_fkey', t, 'contact_id', contact, 'cascade'),
     orgIndex('custom_entity', t, 'contact_id'),
+  ],
+);
+
+export const IMPORT_RESOURCES = ['contacts', 'deals', 'appointments'] as const;
+export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
+
+/** An uploaded import file (CSV or JSON), stored in the database so any server process can read it. */
+export const file = tenantTable('file', {
+  content_type: text().notNull(),
+  size: bigint({ mode: 'number' }).notNull().default(0),
+  sha256: text(),
+});
+
+/** A file's text, in pieces of about 1 MiB, in upload order. */
+export const file_chunk = pgTable(
+  'file_chunk',
+  {
+    organisation_id: uuid().notNull(),
+    file_id: uuid().notNull(),
+    seq: integer().notNull(),
+    data: text().notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'file_chunk_pkey', columns: [t.organisation_id, t.file_id, t.seq] }),
+    foreignKey({ name: 'file_chunk_file_fkey', columns: [t.organisation_id, t.file_id], foreignColumns: [file.organisation_id, file.id] }).onDelete('cascade'),
+  ],
+);
+
+/** An import of a file, claimed by one server process at a time and resumable after a crash. */
+export const import_job = tenantTable(
+  'import_job',
+  {
+    resource: text({ enum: IMPORT_RESOURCES }).notNull(),
+    file_id: uuid().notNull(),
+    status: text({ enum: JOB_STATUSES }).notNull().default('queued'),
+    /** Items of the file already written; a resumed job skips them. */
+    processed: integer().notNull().default(0),
+    created: integer().notNull().default(0),
+    updated: integer().notNull().default(0),
+    failed: integer().notNull().default(0),
+    /** The first errors, by item index. */
+    errors: jsonb().notNull().default([]),
+    error: text(),
+    locked_at: timestamptz(),
+    finished_at: timestamptz(),
+  },
+  (t) => [
+    references('import_job_file_fkey', t, 'file_id', file, 'cascade'),
+    check('import_job_status_check', oneOf(col(t, 'status'), JOB_STATUSES)),
+    check('import_job_resource_check', oneOf(col(t, 'resource'), IMPORT_RESOURCES)),
+    index('import_job_queue_idx').on(col(t, 'status'), col(t, 'created_at')),
   ],
 );

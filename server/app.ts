@@ -4,19 +4,21 @@
  * be mounted inside another Hono app with `host.route('/prefix', createApp(...))`.
  */
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { requestId } from 'hono/request-id';
 import type { Engine } from '../engine/index.ts';
 import { ApiError } from '../engine/errors.ts';
 import { type AuthVariables, bearerAuth, unauthorized } from './auth/bearer.ts';
+import { BODY_LIMIT, limitBody } from './body-limit.ts';
 import { renderError, toApiError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { type VersionedOptions, versionedRoutes } from './v1.ts';
 import { checkVersion, versionHeader } from './version.ts';
 
-export const BODY_LIMIT = 1024 * 1024;
 
 export interface AppOptions {
   readonly engine: Engine;
+  /** The versioned API (/v1); left out, its routes answer 404. */
+  readonly versioned?: Omit<VersionedOptions, 'engine'>;
   /** Resolves when the database answers; used by GET /ready. */
   readonly ping: () => Promise<unknown>;
   readonly logger?: Logger;
@@ -57,20 +59,11 @@ export function createApp(options: AppOptions): Hono<Env> {
     return c.json({ status: 'ready' });
   });
 
-  const guarded = [
-    versionHeader(),
-    bearerAuth(),
-    checkVersion(),
-    bodyLimit({
-      maxSize: BODY_LIMIT,
-      onError: () => {
-        throw new ApiError('PAYLOAD_TOO_LARGE', `the request body is larger than ${BODY_LIMIT} bytes`);
-      },
-    }),
-  ] as const;
-  // `/api/v1/*` also matches `/api/v1` itself.
-  app.use('/api/v1/*', ...guarded);
+  const guarded = [versionHeader(), bearerAuth(), checkVersion()] as const;
+  // `/api/v1/*` also matches `/api/v1` itself. Routes under /v1 set their own body limits.
+  app.use('/api/v1/*', ...guarded, limitBody(BODY_LIMIT));
   app.use('/v1/*', ...guarded);
+  if (options.versioned) app.route('/v1', versionedRoutes({ engine, ...options.versioned }));
 
   const openapi = JSON.stringify(engine.openapi());
   for (const path of ['/api/v1', '/api/v1/']) {

@@ -18,6 +18,8 @@ const ConfigSchema = v.object({
   MAX_ROWS: int(1000, 1),
   DB_POOL_SIZE: int(10, 1),
   STATEMENT_TIMEOUT_MS: int(15000),
+  /** The largest import file POST /v1/files takes. */
+  FILE_UPLOAD_LIMIT: int(100 * 1024 * 1024, 1),
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
 });
 

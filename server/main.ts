@@ -4,7 +4,10 @@
  */
 import { serve } from '@hono/node-server';
 import { createEngine } from '../engine/index.ts';
+import { importTargets } from '../engine/imports/batch.ts';
+import { startImportWorker } from '../engine/imports/jobs.ts';
 import { createRegistry } from '../engine/registry.ts';
+import { imports } from '../schema/imports.ts';
 import { resources } from '../schema/registry.ts';
 import { seedDemo } from '../scripts/seed.ts';
 import { createApp } from './app.ts';
@@ -30,13 +33,16 @@ if (embedded) {
   }
 }
 
-const engine = createEngine({
-  registry: createRegistry(resources),
-  db,
-  maxRows: config.MAX_ROWS,
-  openapi: { serverUrl: `${base}/api/v1` },
+const registry = createRegistry(resources);
+const engine = createEngine({ registry, db, maxRows: config.MAX_ROWS, openapi: { serverUrl: `${base}/api/v1` } });
+const targets = importTargets(registry, imports);
+const worker = startImportWorker({ db, targets, onError: (err) => log.error({ err }, 'import worker') });
+const app = createApp({
+  engine,
+  ping: () => db.query('SELECT 1'),
+  logger: log,
+  versioned: { db, targets, fileLimit: config.FILE_UPLOAD_LIMIT, wake: () => worker.wake() },
 });
-const app = createApp({ engine, ping: () => db.query('SELECT 1'), logger: log });
 
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, () => {
   log.info({ port: config.PORT, host: config.HOST, database: db.kind }, 'listening');
@@ -49,6 +55,7 @@ async function stop(signal: string) {
   stopping = true;
   log.info({ signal }, 'stopping');
   server.close();
+  await worker.stop();
   await db.close().catch(() => {});
   release();
   process.exit(0);

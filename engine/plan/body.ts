@@ -11,15 +11,15 @@ import type { Field, FieldKind, Resource } from '../registry.ts';
 export type Row = Record<string, unknown>;
 
 /** A real calendar day, so `2026-02-30` is refused here rather than by PostgreSQL. */
-function realDate(text: string): boolean {
+export function realDate(text: string): boolean {
   const [y, m, d] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
   const date = new Date(Date.UTC(y, m - 1, d));
   return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
 }
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
+export const DATE = /^\d{4}-\d{2}-\d{2}$/;
 /** ISO 8601 with an offset: `2026-12-01T09:00:00Z`, `2026-12-01T09:00:00.5+01:00`, seconds optional. */
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
+export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
@@ -84,9 +84,80 @@ export interface Problem {
   readonly message: string;
 }
 
+export interface InspectedItem {
+  /** The item with server-managed fields dropped. */
+  readonly row: Row;
+  /** The organisation_id it names, lower-cased, if any. */
+  readonly claimed: string | null;
+  readonly unknown: Problem[];
+  readonly invalid: Problem[];
+}
+
 /**
- * The body's items with server-managed fields dropped, or a 400/403 listing every problem.
- * `extra` names further keys the caller may send (custom-field keys of `*_details`).
+ * One body item checked against the resource: unknown keys, types, enums, rules. `extra` admits
+ * further keys (custom-field keys), which the caller checks itself.
+ */
+export function inspectItem(
+  resource: Resource,
+  schemas: BodySchemas,
+  item: unknown,
+  mode: BodyMode,
+  extra?: (key: string) => boolean,
+): InspectedItem {
+  const unknown: Problem[] = [];
+  const invalid: Problem[] = [];
+  const row: Row = {};
+  let claimed: string | null = null;
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+    return { row, claimed, unknown, invalid: [{ field: '', message: 'must be a JSON object' }] };
+  }
+  for (const [key, value] of Object.entries(item)) {
+    if (key === 'organisation_id') {
+      if (typeof value === 'string' && UUID.test(value)) claimed = value.toLowerCase();
+      else if (value !== null) invalid.push({ field: key, message: 'must be a uuid' });
+    } else if (key === 'created_at' || key === 'updated_at') {
+      // Set by the server; a client value such as the spec's now() placeholder is ignored.
+    } else if (key === 'id' && mode === 'update') {
+      invalid.push({ field: key, message: 'cannot be changed' });
+    } else if (schemas.writable[mode].has(key) || extra?.(key)) {
+      row[key] = value;
+    } else {
+      unknown.push({ field: key, message: `is not a field of ${resource.name}` });
+    }
+  }
+  const result = v.safeParse(schemas.schema[mode], row, { abortEarly: false });
+  if (!result.success) {
+    for (const issue of result.issues) invalid.push({ field: String(issue.path?.[0]?.key ?? ''), message: issue.message });
+  }
+  for (const rule of resource.rules) {
+    if (rule.field in row && !rule.allows(row[rule.field])) invalid.push({ field: rule.field, message: rule.message });
+  }
+  return { row, claimed, unknown, invalid };
+}
+
+/** 400 UNKNOWN_FIELD or VALIDATION_FAILED for an item's (or a whole body's) problems, if any. */
+export function problemsError(resource: Resource, schemas: BodySchemas, mode: BodyMode, unknown: Problem[], invalid: Problem[]): ApiError | null {
+  if (unknown.length > 0) {
+    const names = [...new Set(unknown.map((p) => p.field))];
+    return new ApiError('UNKNOWN_FIELD', `${resource.name} has no field ${names.map((n) => `"${n}"`).join(', ')}`, {
+      hint: `Fields a body may set: ${[...schemas.writable[mode]].join(', ')}.`,
+      context: unknown,
+    });
+  }
+  if (invalid.length > 0) {
+    const first = invalid[0]!;
+    const where = first.item === undefined ? '' : `item ${first.item}: `;
+    const more = invalid.length > 1 ? ` (and ${invalid.length - 1} more)` : '';
+    return new ApiError('VALIDATION_FAILED', `the body is not valid: ${where}${first.field || 'the item'} ${first.message}${more}`, {
+      context: invalid,
+    });
+  }
+  return null;
+}
+
+/**
+ * The body's items with server-managed fields dropped, or a 400 listing every problem, by item
+ * index when the body is an array.
  */
 export function checkItems(
   resource: Resource,
@@ -98,55 +169,15 @@ export function checkItems(
   const unknown: Problem[] = [];
   const invalid: Problem[] = [];
   const claimed = new Set<string>();
-  const rows: Row[] = [];
-  const at = (index: number) => (options.array ? { item: index } : {});
-
-  items.forEach((item, index) => {
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) {
-      invalid.push({ ...at(index), field: '', message: 'must be a JSON object' });
-      return;
-    }
-    const row: Row = {};
-    for (const [key, value] of Object.entries(item)) {
-      if (key === 'organisation_id') {
-        if (typeof value === 'string' && UUID.test(value)) claimed.add(value.toLowerCase());
-        else if (value !== null) invalid.push({ ...at(index), field: key, message: 'must be a uuid' });
-      } else if (key === 'created_at' || key === 'updated_at') {
-        // Set by the server; a client value such as the spec's now() placeholder is ignored.
-      } else if (key === 'id' && mode === 'update') {
-        invalid.push({ ...at(index), field: key, message: 'cannot be changed' });
-      } else if (schemas.writable[mode].has(key) || options.extra?.(key)) {
-        row[key] = value;
-      } else {
-        unknown.push({ ...at(index), field: key, message: `is not a field of ${resource.name}` });
-      }
-    }
-    const result = v.safeParse(schemas.schema[mode], row, { abortEarly: false });
-    if (!result.success) {
-      for (const issue of result.issues) {
-        const field = String(issue.path?.[0]?.key ?? '');
-        invalid.push({ ...at(index), field, message: issue.message });
-      }
-    }
-    for (const rule of resource.rules) {
-      if (rule.field in row && !rule.allows(row[rule.field])) invalid.push({ ...at(index), field: rule.field, message: rule.message });
-    }
-    rows.push(row);
+  const rows = items.map((item, index) => {
+    const inspected = inspectItem(resource, schemas, item, mode, options.extra);
+    const at = (p: Problem): Problem => (options.array ? { item: index, ...p } : p);
+    unknown.push(...inspected.unknown.map(at));
+    invalid.push(...inspected.invalid.map(at));
+    if (inspected.claimed) claimed.add(inspected.claimed);
+    return inspected.row;
   });
-
-  if (unknown.length > 0) {
-    const names = [...new Set(unknown.map((p) => p.field))];
-    throw new ApiError('UNKNOWN_FIELD', `${resource.name} has no field ${names.map((n) => `"${n}"`).join(', ')}`, {
-      hint: `Fields a body may set: ${[...schemas.writable[mode]].join(', ')}.`,
-      context: unknown,
-    });
-  }
-  if (invalid.length > 0) {
-    const first = invalid[0]!;
-    const where = first.item === undefined ? '' : `item ${first.item}: `;
-    throw new ApiError('VALIDATION_FAILED', `the body is not valid: ${where}${first.field || 'the item'} ${first.message}${invalid.length > 1 ? ` (and ${invalid.length - 1} more)` : ''}`, {
-      context: invalid,
-    });
-  }
+  const error = problemsError(resource, schemas, mode, unknown, invalid);
+  if (error) throw error;
   return { rows, claimedOrganisations: [...claimed] };
 }

@@ -2,7 +2,10 @@
 import { randomUUID } from 'node:crypto';
 import { createEngine } from '../../engine/index.ts';
 import type { Queryable } from '../../engine/db/port.ts';
+import { importTargets } from '../../engine/imports/batch.ts';
+import { startImportWorker } from '../../engine/imports/jobs.ts';
 import { createRegistry, type ResourceDefinition } from '../../engine/registry.ts';
+import { imports } from '../../schema/imports.ts';
 import { resources } from '../../schema/registry.ts';
 import { createToken } from '../../server/auth/tokens.ts';
 import { createApp } from '../../server/app.ts';
@@ -14,12 +17,31 @@ export interface TestApp extends TestDatabase {
   call(path: string, token: string | null, init?: RequestInit): Promise<Response>;
 }
 
-export async function createTestApp(options: { maxRows?: number; resources?: readonly ResourceDefinition[] } = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  maxRows?: number;
+  resources?: readonly ResourceDefinition[];
+  /** Run an import worker (polling fast) for /v1 import jobs. */
+  worker?: boolean;
+  fileLimit?: number;
+}
+
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  const engine = createEngine({ registry: createRegistry(options.resources ?? resources), db: database.db, maxRows: options.maxRows ?? 1000 });
-  const app = createApp({ engine, ping: () => database.db.query('SELECT 1') });
+  const registry = createRegistry(options.resources ?? resources);
+  const engine = createEngine({ registry, db: database.db, maxRows: options.maxRows ?? 1000 });
+  const targets = importTargets(registry, imports);
+  const worker = options.worker ? startImportWorker({ db: database.db, targets, pollMs: 50 }) : null;
+  const app = createApp({
+    engine,
+    ping: () => database.db.query('SELECT 1'),
+    versioned: { db: database.db, targets, fileLimit: options.fileLimit ?? 100 * 1024 * 1024, wake: () => worker?.wake() },
+  });
   return {
     ...database,
+    async drop() {
+      await worker?.stop();
+      await database.drop();
+    },
     app,
     call(path, token, init = {}) {
       const headers = new Headers(init.headers);

@@ -1,0 +1,251 @@
+/**
+ * Batch imports (decisions.md section 8): items of one resource, each matched on `external_id`
+ * within the organisation (an update) or created, with custom-field values by key. Every item is
+ * checked on its own: valid items are written even when others fail, and each gets a result.
+ * The writes are set-based, a handful of statements per batch whatever its size, and the caller
+ * runs them in one transaction.
+ */
+import { randomUUID } from 'node:crypto';
+import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
+import { Params, ident } from '../compile/sql.ts';
+import type { Queryable } from '../db/port.ts';
+import { type BodySchemas, bodySchemas, inspectItem, problemsError, type Row } from '../plan/body.ts';
+import { type CustomField, customValueProblem, customValueRow } from '../plan/custom-values.ts';
+import { arrayLiteral, SQL_TYPE } from '../plan/values.ts';
+import type { CustomFieldEntity, Field, Registry, Resource } from '../registry.ts';
+
+/** What an import writes: a registry resource and the table of its custom-field values. */
+export interface ImportTarget {
+  readonly name: string;
+  readonly resource: Resource;
+  readonly schemas: BodySchemas;
+  readonly entity: CustomFieldEntity;
+  readonly valuesTable: string;
+  readonly parentKey: string;
+  /** References to check before writing: a field and the table whose ids it must name. */
+  readonly references: ReadonlyArray<{ readonly field: string; readonly table: string }>;
+}
+
+export interface ImportDefinition {
+  /** The registry resource whose fields items use. */
+  readonly resource: string;
+  readonly table: PgTable;
+  readonly values: { readonly entity: CustomFieldEntity; readonly table: PgTable; readonly parentKey: string };
+}
+
+/** Import targets by name, built once at start-up from their definitions (schema/imports.ts). */
+export function importTargets(registry: Registry, definitions: Readonly<Record<string, ImportDefinition>>): Map<string, ImportTarget> {
+  return new Map(
+    Object.entries(definitions).map(([name, def]) => {
+      const resource = registry.get(def.resource);
+      if (!resource) throw new Error(`imports: ${name} names resource ${def.resource}, which the registry lacks`);
+      return [name, importTarget(name, resource, bodySchemas(resource), def.table, def.values)];
+    }),
+  );
+}
+
+function importTarget(
+  name: string,
+  resource: Resource,
+  schemas: BodySchemas,
+  table: PgTable,
+  values: ImportDefinition['values'],
+): ImportTarget {
+  // Foreign keys (organisation_id, x) -> other (organisation_id, id) become reference checks.
+  const references = getTableConfig(table).foreignKeys.flatMap((fk) => {
+    const ref = fk.reference();
+    const [org, column] = ref.columns;
+    if (ref.columns.length !== 2 || org?.name !== 'organisation_id' || !column) return [];
+    return [{ field: column.name, table: getTableConfig(ref.foreignTable).name }];
+  });
+  return { name, resource, schemas, entity: values.entity, valuesTable: getTableConfig(values.table).name, parentKey: values.parentKey, references };
+}
+
+export interface ItemError {
+  readonly code: string;
+  readonly message: string;
+  readonly context?: unknown;
+}
+
+export type ItemResult =
+  | { readonly index: number; readonly status: 'created' | 'updated'; readonly id: string }
+  | { readonly index: number; readonly status: 'failed'; readonly error: ItemError };
+
+export interface BatchResult {
+  created: number;
+  updated: number;
+  failed: number;
+  results: ItemResult[];
+}
+
+interface Accepted {
+  readonly index: number;
+  readonly row: Row;
+  readonly custom: Array<[CustomField, unknown]>;
+}
+
+const failure = (index: number, code: string, message: string, context?: unknown): ItemResult => ({
+  index,
+  status: 'failed',
+  error: context === undefined ? { code, message } : { code, message, context },
+});
+
+/** Checks one item; returns its row and custom values, or the reason it fails. */
+function accept(target: ImportTarget, customFields: Map<string, CustomField>, organisationId: string, item: unknown, index: number): Accepted | ItemResult {
+  const { resource, schemas } = target;
+  const inspected = inspectItem(resource, schemas, item, 'create', (key) => customFields.has(key));
+  const error = problemsError(resource, schemas, 'create', inspected.unknown, inspected.invalid);
+  if (error) return failure(index, error.code, error.message, error.context);
+  if (inspected.claimed && inspected.claimed !== organisationId) {
+    return failure(index, 'FORBIDDEN', 'the item names another organisation');
+  }
+  const row: Row = {};
+  const custom: Array<[CustomField, unknown]> = [];
+  const invalid: Array<{ field: string; message: string }> = [];
+  for (const [key, value] of Object.entries(inspected.row)) {
+    const field = resource.field(key) ? undefined : customFields.get(key);
+    if (!field) {
+      row[key] = value;
+      continue;
+    }
+    const problem = customValueProblem(field, value);
+    if (problem) invalid.push({ field: key, message: problem });
+    else custom.push([field, value]);
+  }
+  if (invalid.length > 0) {
+    return failure(index, 'VALIDATION_FAILED', `${invalid[0]!.field} ${invalid[0]!.message}`, invalid);
+  }
+  return { index, row, custom };
+}
+
+/** `json_to_recordset(...) AS b(...)` column list for fields. */
+const recordType = (fields: readonly Field[]) => fields.map((f) => `${ident(f.name)} ${SQL_TYPE[f.kind]}`).join(', ');
+
+/** Values of `field` among the rows, as text, for `= ANY($n)` look-ups. */
+const valuesOf = (rows: readonly Accepted[], field: string) => [...new Set(rows.map((a) => a.row[field]).filter((v): v is string => typeof v === 'string'))];
+
+async function lookUp(q: Queryable, table: string, column: string, organisationId: string, values: string[], type: string): Promise<Map<string, string>> {
+  if (values.length === 0) return new Map();
+  const params = new Params();
+  const rows = await q.query<{ key: string; id: string }>(
+    `SELECT ${ident(column)}::text AS key, "id"::text AS id FROM ${ident(table)} WHERE "organisation_id" = ${params.add(organisationId, 'uuid')}` +
+      ` AND ${ident(column)} = ANY(${params.add(arrayLiteral(values), `${type}[]`)})`,
+    params.values,
+  );
+  return new Map(rows.map((r) => [r.key, r.id]));
+}
+
+/**
+ * Imports items for an organisation through `q` (inside the caller's transaction). `offset` is
+ * the index of the first item, for results of a file import read in pieces.
+ */
+export async function importItems(q: Queryable, target: ImportTarget, organisationId: string, items: readonly unknown[], offset = 0): Promise<BatchResult> {
+  const { resource } = target;
+  const params = new Params();
+  const fieldRows = await q.query<{ id: string; key: string; type: CustomField['type'] }>(
+    `SELECT "id"::text AS id, "key", "type" FROM "custom_field" WHERE "organisation_id" = ${params.add(organisationId, 'uuid')} AND "entity" = ${params.add(target.entity, 'text')}`,
+    params.values,
+  );
+  const customFields = new Map(fieldRows.map((f) => [f.key, f]));
+
+  const results: ItemResult[] = [];
+  let accepted: Accepted[] = [];
+  const seenExternal = new Map<string, number>();
+  items.forEach((item, i) => {
+    const outcome = accept(target, customFields, organisationId, item, offset + i);
+    if ('status' in outcome) return results.push(outcome);
+    const external = outcome.row.external_id;
+    if (typeof external === 'string') {
+      const first = seenExternal.get(external);
+      if (first !== undefined) return results.push(failure(outcome.index, 'CONFLICT', `external_id "${external}" is also given by item ${first} of this batch`));
+      seenExternal.set(external, outcome.index);
+    }
+    accepted.push(outcome);
+  });
+
+  // References must name records of the organisation; a given id must not be taken.
+  for (const { field, table } of target.references) {
+    const found = await lookUp(q, table, 'id', organisationId, valuesOf(accepted, field), 'uuid');
+    accepted = accepted.filter((a) => {
+      const value = a.row[field];
+      if (typeof value !== 'string' || found.has(value.toLowerCase())) return true;
+      results.push(failure(a.index, 'REFERENCE_NOT_FOUND', `the record that ${field} points to does not exist in your organisation`, { fields: [field] }));
+      return false;
+    });
+  }
+  const existing = await lookUp(q, resource.table, 'external_id', organisationId, valuesOf(accepted, 'external_id'), 'text');
+  const toUpdate = accepted.filter((a) => typeof a.row.external_id === 'string' && existing.has(a.row.external_id));
+  let toCreate = accepted.filter((a) => !toUpdate.includes(a));
+  const takenIds = await lookUp(q, resource.table, 'id', organisationId, valuesOf(toCreate, 'id'), 'uuid');
+  toCreate = toCreate.filter((a) => {
+    if (typeof a.row.id !== 'string' || !takenIds.has(a.row.id.toLowerCase())) return true;
+    results.push(failure(a.index, 'CONFLICT', 'a record with this id already exists in your organisation', { fields: ['id'] }));
+    return false;
+  });
+
+  const ids = new Map<Accepted, string>();
+  for (const a of toCreate) ids.set(a, typeof a.row.id === 'string' ? a.row.id : randomUUID());
+  for (const a of toUpdate) ids.set(a, existing.get(a.row.external_id as string)!);
+
+  await insertRows(q, target, organisationId, toCreate, ids);
+  await updateRows(q, target, organisationId, toUpdate, ids);
+  await writeCustomValues(q, target, organisationId, [...toCreate, ...toUpdate], ids);
+
+  for (const a of toCreate) results.push({ index: a.index, status: 'created', id: ids.get(a)! });
+  for (const a of toUpdate) results.push({ index: a.index, status: 'updated', id: ids.get(a)! });
+  results.sort((x, y) => x.index - y.index);
+  return { created: toCreate.length, updated: toUpdate.length, failed: results.length - toCreate.length - toUpdate.length, results };
+}
+
+/** New records; a field an item leaves out gets its column default. */
+async function insertRows(q: Queryable, target: ImportTarget, organisationId: string, rows: Accepted[], ids: Map<Accepted, string>) {
+  if (rows.length === 0) return;
+  const keys = new Set(rows.flatMap((a) => Object.keys(a.row)));
+  const fields = target.resource.fields.filter((f) => f.name === 'id' || keys.has(f.name));
+  const data = rows.map((a) => {
+    const row: Row = { ...a.row, id: ids.get(a) };
+    for (const f of fields) if (!(f.name in row) && f.defaultValue !== undefined) row[f.name] = f.defaultValue;
+    return row;
+  });
+  const params = new Params();
+  const names = fields.map((f) => ident(f.name)).join(', ');
+  await q.query(
+    `INSERT INTO ${ident(target.resource.table)} ("organisation_id", ${names}) SELECT ${params.add(organisationId, 'uuid')}, ${fields.map((f) => `b.${ident(f.name)}`).join(', ')}` +
+      ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')}) AS b(${recordType(fields)})`,
+    params.values,
+  );
+}
+
+/** Matched records: only the fields each item gives change. */
+async function updateRows(q: Queryable, target: ImportTarget, organisationId: string, rows: Accepted[], ids: Map<Accepted, string>) {
+  if (rows.length === 0) return;
+  const keys = new Set(rows.flatMap((a) => Object.keys(a.row)));
+  const fields = target.resource.fields.filter((f) => f.name !== 'id' && keys.has(f.name));
+  const params = new Params();
+  const data = rows.map((a) => ({ ...a.row, id: ids.get(a), __keys: Object.keys(a.row) }));
+  const sets = fields.map((f) => `${ident(f.name)} = CASE WHEN ${params.add(f.name, 'text')} = ANY(b."__keys") THEN b.${ident(f.name)} ELSE t.${ident(f.name)} END`);
+  await q.query(
+    `UPDATE ${ident(target.resource.table)} AS t SET ${[...sets, '"updated_at" = now()'].join(', ')}` +
+      ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')}) AS b("id" uuid, "__keys" text[]${fields.length ? `, ${recordType(fields)}` : ''})` +
+      ` WHERE t."organisation_id" = ${params.add(organisationId, 'uuid')} AND t."id" = b."id"`,
+    params.values,
+  );
+}
+
+const VALUE_COLUMNS = 'parent uuid, custom_field_id uuid, key text, value text, string_value text, number_value numeric, boolean_value boolean, date_value date, datetime_value timestamptz, string_list_value text[]';
+const TYPED = ['string_value', 'number_value', 'boolean_value', 'date_value', 'datetime_value', 'string_list_value'];
+
+async function writeCustomValues(q: Queryable, target: ImportTarget, organisationId: string, rows: Accepted[], ids: Map<Accepted, string>) {
+  const values = rows.flatMap((a) => a.custom.map(([field, value]) => ({ parent: ids.get(a), ...customValueRow(field, value) })));
+  if (values.length === 0) return;
+  const params = new Params();
+  const parent = ident(target.parentKey);
+  const columns = ['key', 'value', ...TYPED].map((c) => ident(c));
+  await q.query(
+    `INSERT INTO ${ident(target.valuesTable)} ("organisation_id", ${parent}, "custom_field_id", ${columns.join(', ')})` +
+      ` SELECT ${params.add(organisationId, 'uuid')}, c.parent, c.custom_field_id, ${columns.map((c) => `c.${c}`).join(', ')}` +
+      ` FROM json_to_recordset(${params.add(JSON.stringify(values), 'json')}) AS c(${VALUE_COLUMNS})` +
+      ` ON CONFLICT ("organisation_id", ${parent}, "custom_field_id") DO UPDATE SET ${columns.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, "updated_at" = now()`,
+    params.values,
+  );
+}

@@ -1,0 +1,267 @@
+/**
+ * Import jobs: rows of `import_job`, claimed by one server process at a time with
+ * `FOR UPDATE SKIP LOCKED`, processed in batches that each commit the items they wrote together
+ * with the job's progress. A job whose process died (no heartbeat for a while) is claimed again
+ * and resumes after the last committed item, so nothing is written twice.
+ */
+import { parse } from 'csv-parse';
+import { Params } from '../compile/sql.ts';
+import type { Database, Queryable } from '../db/port.ts';
+import type { CustomField } from '../plan/custom-values.ts';
+import type { FieldKind } from '../registry.ts';
+import { type BatchResult, type ImportTarget, importItems } from './batch.ts';
+import { type FileType, readFile } from './files.ts';
+
+export const JOB_BATCH = 1000;
+/** How many item errors a job keeps for GET /v1/imports/{id}. */
+export const JOB_ERRORS = 100;
+/** A running job whose heartbeat is older than this is taken to be abandoned. */
+const STALE_SECONDS = 60;
+
+export interface Job {
+  id: string;
+  organisation_id: string;
+  resource: string;
+  file_id: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed';
+  processed: number;
+  created: number;
+  updated: number;
+  failed: number;
+  /** JSON text of the first item errors. */
+  errors: string;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+/** The job's columns over table alias `j`. */
+const JOB_COLUMNS =
+  'j."id"::text AS id, j."organisation_id"::text AS organisation_id, j."resource", j."file_id"::text AS file_id, j."status", j."processed",' +
+  ` j."created", j."updated", j."failed", j."errors"::text AS errors, j."error", to_json(j."created_at") #>> '{}' AS created_at,` +
+  ` to_json(j."updated_at") #>> '{}' AS updated_at, to_json(j."finished_at") #>> '{}' AS finished_at`;
+
+/** The JSON a client sees for a job. */
+export const jobView = (job: Job) => ({
+  id: job.id,
+  resource: job.resource,
+  file_id: job.file_id,
+  status: job.status,
+  processed: job.processed,
+  created: job.created,
+  updated: job.updated,
+  failed: job.failed,
+  errors: JSON.parse(job.errors) as unknown[],
+  ...(job.error ? { error: job.error } : {}),
+  created_at: job.created_at,
+  updated_at: job.updated_at,
+  finished_at: job.finished_at,
+});
+
+export async function createJob(q: Queryable, organisationId: string, resource: string, fileId: string): Promise<Job | null> {
+  const p = new Params();
+  const org = p.add(organisationId, 'uuid');
+  const [job] = await q.query<Job & Record<string, unknown>>(
+    `INSERT INTO "import_job" AS j ("organisation_id", "resource", "file_id") SELECT ${org}, ${p.add(resource, 'text')}, f."id" FROM "file" f` +
+      ` WHERE f."organisation_id" = ${org} AND f."id" = ${p.add(fileId, 'uuid')} RETURNING ${JOB_COLUMNS}`,
+    p.values,
+  );
+  return job ?? null;
+}
+
+export async function getJob(q: Queryable, organisationId: string, id: string): Promise<Job | null> {
+  const p = new Params();
+  const [job] = await q.query<Job & Record<string, unknown>>(
+    `SELECT ${JOB_COLUMNS} FROM "import_job" j WHERE j."organisation_id" = ${p.add(organisationId, 'uuid')} AND j."id" = ${p.add(id, 'uuid')}`,
+    p.values,
+  );
+  return job ?? null;
+}
+
+/** Claims the oldest queued (or abandoned) job, if any. */
+async function claim(db: Database): Promise<(Job & { content_type: FileType }) | null> {
+  const [job] = await db.query<Job & { content_type: FileType } & Record<string, unknown>>(
+    `UPDATE "import_job" j SET "status" = 'running', "locked_at" = now(), "updated_at" = now()
+     FROM (SELECT "organisation_id", "id" FROM "import_job"
+           WHERE "status" = 'queued' OR ("status" = 'running' AND "locked_at" < now() - make_interval(secs => ${STALE_SECONDS}))
+           ORDER BY "created_at" LIMIT 1 FOR UPDATE SKIP LOCKED) next
+     WHERE j."organisation_id" = next."organisation_id" AND j."id" = next."id"
+     RETURNING ${JOB_COLUMNS},
+       (SELECT f."content_type" FROM "file" f WHERE f."organisation_id" = j."organisation_id" AND f."id" = j."file_id") AS content_type`,
+  );
+  return job ?? null;
+}
+
+/** CSV cells are text: each becomes the JSON value its field (or custom field) takes; empty cells are left out. */
+function fromCsv(record: Record<string, string>, target: ImportTarget, customTypes: Map<string, CustomField['type']>): Record<string, unknown> {
+  const item: Record<string, unknown> = {};
+  for (const [key, cell] of Object.entries(record)) {
+    if (cell === '') continue;
+    const kind: FieldKind | CustomField['type'] | undefined = target.resource.field(key)?.kind ?? customTypes.get(key);
+    item[key] = convertCell(kind, cell);
+  }
+  return item;
+}
+
+function convertCell(kind: string | undefined, cell: string): unknown {
+  switch (kind) {
+    case 'integer':
+    case 'numeric':
+    case 'number':
+      return cell.trim() !== '' && Number.isFinite(Number(cell)) ? Number(cell) : cell;
+    case 'boolean':
+      return cell === 'true' ? true : cell === 'false' ? false : cell;
+    case 'text[]':
+    case 'string_list':
+    case 'jsonb':
+      try {
+        return JSON.parse(cell);
+      } catch {
+        return cell;
+      }
+    default:
+      return cell;
+  }
+}
+
+/** The file's items, in order: CSV records (header row first), a JSON array, or NDJSON lines. */
+async function* items(q: Queryable, job: Job, type: FileType, target: ImportTarget): AsyncGenerator<unknown> {
+  const text = readFile(q, job.organisation_id, job.file_id);
+  if (type === 'text/csv') {
+    const p = new Params();
+    const fields = await q.query<{ key: string; type: CustomField['type'] }>(
+      `SELECT "key", "type" FROM "custom_field" WHERE "organisation_id" = ${p.add(job.organisation_id, 'uuid')} AND "entity" = ${p.add(target.entity, 'text')}`,
+      p.values,
+    );
+    const customTypes = new Map(fields.map((f) => [f.key, f.type]));
+    const parser = parse({ columns: true, bom: true, skip_empty_lines: true, relax_column_count: false });
+    const feed = (async () => {
+      for await (const piece of text) if (!parser.write(piece)) await new Promise((r) => parser.once('drain', r));
+      parser.end();
+    })();
+    for await (const record of parser) yield fromCsv(record as Record<string, string>, target, customTypes);
+    await feed;
+    return;
+  }
+  if (type === 'application/x-ndjson') {
+    let rest = '';
+    for await (const piece of text) {
+      const lines = (rest + piece).split('\n');
+      rest = lines.pop()!;
+      for (const line of lines) if (line.trim()) yield JSON.parse(line);
+    }
+    if (rest.trim()) yield JSON.parse(rest);
+    return;
+  }
+  let whole = '';
+  for await (const piece of text) whole += piece;
+  const parsed: unknown = JSON.parse(whole);
+  const list = Array.isArray(parsed) ? parsed : (parsed as { items?: unknown })?.items;
+  if (!Array.isArray(list)) throw new Error('a JSON import file must be an array of items, or {"items": [...]}');
+  yield* list;
+}
+
+/** Writes one batch and the job's progress in one transaction. */
+async function commitBatch(db: Database, job: Job, target: ImportTarget, batch: unknown[], offset: number, errorsKept: number): Promise<BatchResult> {
+  return db.transaction(async (tx) => {
+    const result = await importItems(tx, target, job.organisation_id, batch, offset);
+    const errors = result.results.filter((r) => r.status === 'failed').slice(0, Math.max(0, JOB_ERRORS - errorsKept));
+    const p = new Params();
+    await tx.query(
+      `UPDATE "import_job" SET "processed" = "processed" + ${p.add(String(batch.length), 'int4')}, "created" = "created" + ${p.add(String(result.created), 'int4')},` +
+        ` "updated" = "updated" + ${p.add(String(result.updated), 'int4')}, "failed" = "failed" + ${p.add(String(result.failed), 'int4')},` +
+        ` "errors" = "errors" || ${p.add(JSON.stringify(errors), 'jsonb')}, "locked_at" = now(), "updated_at" = now()` +
+        ` WHERE "organisation_id" = ${p.add(job.organisation_id, 'uuid')} AND "id" = ${p.add(job.id, 'uuid')}`,
+      p.values,
+    );
+    return result;
+  });
+}
+
+async function finish(db: Database, job: Job, error: string | null) {
+  const p = new Params();
+  await db.query(
+    `UPDATE "import_job" SET "status" = ${p.add(error ? 'failed' : 'succeeded', 'text')}, "error" = ${p.add(error, 'text')}, "finished_at" = now(), "updated_at" = now()` +
+      ` WHERE "organisation_id" = ${p.add(job.organisation_id, 'uuid')} AND "id" = ${p.add(job.id, 'uuid')}`,
+    p.values,
+  );
+}
+
+/** Runs one claimed job to its end, resuming after the items already processed. */
+async function run(db: Database, job: Job & { content_type: FileType }, target: ImportTarget) {
+  let index = 0;
+  let errorsKept = (JSON.parse(job.errors) as unknown[]).length;
+  let batch: unknown[] = [];
+  const flush = async () => {
+    const result = await commitBatch(db, job, target, batch, index - batch.length, errorsKept);
+    errorsKept += result.failed;
+    batch = [];
+  };
+  try {
+    for await (const item of items(db, job, job.content_type, target)) {
+      index++;
+      if (index <= job.processed) continue;
+      batch.push(item);
+      if (batch.length >= JOB_BATCH) await flush();
+    }
+    if (batch.length > 0) await flush();
+    await finish(db, job, null);
+  } catch (error) {
+    await finish(db, job, `the file could not be read at item ${index}: ${(error as Error).message}`);
+  }
+}
+
+export interface ImportWorker {
+  /** Looks for work now rather than at the next poll. */
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+/** Polls for jobs and runs them one at a time; every server process runs one. */
+export function startImportWorker(options: {
+  db: Database;
+  targets: ReadonlyMap<string, ImportTarget>;
+  pollMs?: number;
+  onError?: (error: unknown) => void;
+}): ImportWorker {
+  const { db, targets } = options;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  let busy = false;
+
+  const tick = async () => {
+    if (busy || stopped) return;
+    busy = true;
+    try {
+      for (let job = await claim(db); job && !stopped; job = await claim(db)) {
+        const target = targets.get(job.resource);
+        if (target) await run(db, job, target);
+        else await finish(db, job, `unknown import ${job.resource}`);
+      }
+    } catch (error) {
+      options.onError?.(error);
+    } finally {
+      busy = false;
+    }
+  };
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = tick().then(schedule);
+    }, options.pollMs ?? 1000);
+    timer.unref();
+  };
+  running = tick().then(schedule);
+  return {
+    wake() {
+      if (!busy && !stopped) running = running.then(tick);
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

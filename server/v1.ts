@@ -1,0 +1,98 @@
+/**
+ * The versioned API under /v1 (decisions.md section 8): batch imports, import files and jobs, and
+ * the keyset listing of contacts. Auth, version header and errors come from the app around it.
+ */
+import { Hono } from 'hono';
+import type { Database, Engine } from '../engine/index.ts';
+import { ApiError, unauthorized } from '../engine/errors.ts';
+import { type ImportTarget, importItems } from '../engine/imports/batch.ts';
+import { fileType, storeFile } from '../engine/imports/files.ts';
+import { createJob, getJob, jobView } from '../engine/imports/jobs.ts';
+import { keysetPage, pageLimit } from '../engine/keyset.ts';
+import { parseJsonBody } from '../engine/parse/body.ts';
+import { BATCH_LIMIT, BODY_LIMIT, limitBody } from './body-limit.ts';
+import type { AuthVariables } from './auth/bearer.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface VersionedOptions {
+  readonly engine: Engine;
+  readonly db: Database;
+  readonly targets: ReadonlyMap<string, ImportTarget>;
+  /** The most bytes an import file may have. */
+  readonly fileLimit: number;
+  /** Tells the import worker a job is waiting. */
+  readonly wake: () => void;
+}
+
+
+const json = (body: unknown, status = 200) =>
+  new Response(typeof body === 'string' ? body : JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+
+export function versionedRoutes(options: VersionedOptions): Hono<{ Variables: AuthVariables }> {
+  const { engine, db, targets } = options;
+  const app = new Hono<{ Variables: AuthVariables }>();
+
+  const organisation = async (scope: AuthVariables['scope']) => {
+    const id = await engine.authorize(scope);
+    if (id === null) throw unauthorized();
+    return id;
+  };
+  const target = (name: string) => {
+    const found = targets.get(name);
+    if (!found) throw new ApiError('NOT_FOUND', `there is no import of "${name}"; imports exist for ${[...targets.keys()].join(', ')}`);
+    return found;
+  };
+  const notFound = (what: string) => new ApiError('NOT_FOUND', `there is no ${what} with that id in your organisation`);
+
+  app.post('/:name/imports/batch', limitBody(BATCH_LIMIT), async (c) => {
+    const into = target(c.req.param('name'));
+    const body = parseJsonBody(await c.req.text(), c.req.header('content-type'));
+    const items = (body as { items?: unknown } | null)?.items;
+    if (typeof body !== 'object' || body === null || Array.isArray(body) || !Array.isArray(items)) {
+      throw new ApiError('VALIDATION_FAILED', 'the body must be {"items": [...]}', { context: [{ field: 'items', message: 'must be an array' }] });
+    }
+    const unknownKeys = Object.keys(body).filter((k) => k !== 'items');
+    if (unknownKeys.length > 0) throw new ApiError('UNKNOWN_FIELD', `the batch envelope has no field ${unknownKeys.map((k) => `"${k}"`).join(', ')}`);
+    const organisationId = await organisation(c.get('scope'));
+    return json(await db.transaction((tx) => importItems(tx, into, organisationId, items)));
+  });
+
+  app.post('/files', async (c) => {
+    const type = fileType(c.req.header('content-type'));
+    const declared = Number(c.req.header('content-length') ?? Number.NaN);
+    if (declared > options.fileLimit) throw new ApiError('PAYLOAD_TOO_LARGE', `the file is larger than the limit of ${options.fileLimit} bytes`);
+    const organisationId = await organisation(c.get('scope'));
+    return json(await storeFile(db, organisationId, type, c.req.raw.body, options.fileLimit), 201);
+  });
+
+  app.post('/:name/imports', limitBody(BODY_LIMIT), async (c) => {
+    const into = target(c.req.param('name'));
+    const body = parseJsonBody(await c.req.text(), c.req.header('content-type')) as { file_id?: unknown } | null;
+    const fileId = body?.file_id;
+    if (typeof fileId !== 'string' || !UUID.test(fileId)) {
+      throw new ApiError('VALIDATION_FAILED', 'the body must be {"file_id": "<id from POST /v1/files>"}', {
+        context: [{ field: 'file_id', message: 'must be a uuid' }],
+      });
+    }
+    const job = await createJob(db, await organisation(c.get('scope')), into.name, fileId);
+    if (!job) throw notFound('file');
+    options.wake();
+    return json(jobView(job), 202);
+  });
+
+  app.get('/imports/:id', async (c) => {
+    const id = c.req.param('id');
+    const organisationId = await organisation(c.get('scope'));
+    const job = UUID.test(id) ? await getJob(db, organisationId, id) : null;
+    if (!job) throw notFound('import');
+    return json(jobView(job));
+  });
+
+  app.get('/contacts', async (c) => {
+    const contact = engine.registry.get('contact')!;
+    return json(await keysetPage(db, contact, c.get('scope'), pageLimit(c.req.query('limit')), c.req.query('cursor')));
+  });
+
+  return app;
+}
