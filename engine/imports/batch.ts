@@ -151,17 +151,17 @@ export async function importItems(q: Queryable, target: ImportTarget, organisati
   const results: ItemResult[] = [];
   let accepted: Accepted[] = [];
   const seenExternal = new Map<string, number>();
-  items.forEach((item, i) => {
+  for (const [i, item] of items.entries()) {
     const outcome = accept(target, customFields, organisationId, item, offset + i);
-    if ('status' in outcome) return results.push(outcome);
-    const external = outcome.row.external_id;
-    if (typeof external === 'string') {
-      const first = seenExternal.get(external);
-      if (first !== undefined) return results.push(failure(outcome.index, 'CONFLICT', `external_id "${external}" is also given by item ${first} of this batch`));
-      seenExternal.set(external, outcome.index);
+    const external = 'row' in outcome ? outcome.row.external_id : undefined;
+    const first = typeof external === 'string' ? seenExternal.get(external) : undefined;
+    if ('status' in outcome) results.push(outcome);
+    else if (first !== undefined) results.push(failure(outcome.index, 'CONFLICT', `external_id "${external}" is also given by item ${first} of this batch`));
+    else {
+      if (typeof external === 'string') seenExternal.set(external, outcome.index);
+      accepted.push(outcome);
     }
-    accepted.push(outcome);
-  });
+  }
 
   // References must name records of the organisation; a given id must not be taken.
   for (const { field, table } of target.references) {
