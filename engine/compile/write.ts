@@ -36,7 +36,8 @@ function insert(plan: InsertPlan, params: Params): string {
   let sql = `INSERT INTO ${table} AS t ("organisation_id"${names.map((n) => `, ${n}`).join('')})` + ` SELECT a.organisation_id${values.map((v) => `, ${v}`).join('')} FROM allowed a CROSS JOIN ${source}`;
   if (plan.conflict) {
     sql += ` ON CONFLICT ("organisation_id"${plan.conflict.target.map((f) => `, ${ident(f.name)}`).join('')})`;
-    const updates = plan.fields.filter((f) => !plan.conflict!.target.includes(f));
+    // The conflict target and the id identify the row; an upsert never changes them.
+    const updates = plan.fields.filter((f) => !plan.conflict!.target.includes(f) && f.name !== 'id');
     sql +=
       plan.conflict.action === 'nothing'
         ? ' DO NOTHING'
@@ -55,7 +56,8 @@ function update(plan: UpdatePlan, params: Params): string {
   const filter = where(plan.where, params, ALLOWED);
   const sets = [...plan.fields.map((f) => `${ident(f.name)} = b.${ident(f.name)}`), '"updated_at" = now()'];
   const from = plan.fields.length ? ` FROM json_to_record(${params.add(plan.row, 'json')}) AS b(${recordType(plan.fields)})` : '';
-  const known = plan.customValues === null ? '' : ' AND NOT EXISTS (SELECT 1 FROM custom_in WHERE custom_in.id IS NULL)';
+  // Unknown keys or values that do not fit: nothing is written (and the checks below say why).
+  const known = plan.customValues === null ? '' : ` AND NOT EXISTS (SELECT 1 FROM custom_in c WHERE c.id IS NULL OR NOT (${FITS}))`;
   return `UPDATE ${table} AS t SET ${sets.join(', ')}${from}${filter}${known} RETURNING t.*, false AS "__inserted"`;
 }
 
@@ -77,8 +79,8 @@ const CUSTOM_COLUMNS: ReadonlyArray<[string, string]> = [
 const FITS =
   `jsonb_typeof(c.value) = 'null' OR CASE c.type WHEN 'string' THEN jsonb_typeof(c.value) = 'string'` +
   ` WHEN 'number' THEN jsonb_typeof(c.value) = 'number' WHEN 'boolean' THEN jsonb_typeof(c.value) = 'boolean'` +
-  ` WHEN 'date' THEN jsonb_typeof(c.value) = 'string' AND (c.value #>> '{}') ~ '^\\d{4}-\\d{2}-\\d{2}$'` +
-  ` WHEN 'datetime' THEN jsonb_typeof(c.value) = 'string'` +
+  ` WHEN 'date' THEN jsonb_typeof(c.value) = 'string' AND engage_is_date(c.value #>> '{}')` +
+  ` WHEN 'datetime' THEN jsonb_typeof(c.value) = 'string' AND engage_is_timestamptz(c.value #>> '{}')` +
   ` WHEN 'string_list' THEN jsonb_typeof(c.value) = 'array' AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(c.value) e WHERE jsonb_typeof(e) <> 'string')` +
   ' ELSE false END';
 
@@ -104,10 +106,13 @@ function customValueCtes(plan: UpdatePlan, params: Params): { input: string; wri
   return { input, write };
 }
 
-/** Checks over the custom values: unknown keys and values of the wrong type abort the write. */
-const CUSTOM_CHECKS = [
-  `CASE WHEN EXISTS (SELECT 1 FROM custom_in c WHERE c.id IS NULL) THEN engage_fail('UNKNOWN_FIELD', (SELECT string_agg(c.key, ', ') FROM custom_in c WHERE c.id IS NULL)) END`,
-  `CASE WHEN EXISTS (SELECT 1 FROM custom_in c WHERE c.id IS NOT NULL AND NOT (${FITS})) THEN engage_fail('VALIDATION_FAILED', (SELECT json_agg(json_build_object('field', c.key, 'message', 'must be a ' || replace(c.type, '_', ' ') || ' value')) FROM custom_in c WHERE c.id IS NOT NULL AND NOT (${FITS}))::text) END`,
+/**
+ * Checks over the custom values: unknown keys and values of the wrong type abort the write.
+ * `guard` holds when the organisation is known: before that, a key cannot be judged.
+ */
+const customChecks = (guard: string) => [
+  `CASE WHEN ${guard} AND EXISTS (SELECT 1 FROM custom_in c WHERE c.id IS NULL) THEN engage_fail('UNKNOWN_FIELD', (SELECT string_agg(c.key, ', ') FROM custom_in c WHERE c.id IS NULL)) END`,
+  `CASE WHEN ${guard} AND EXISTS (SELECT 1 FROM custom_in c WHERE c.id IS NOT NULL AND NOT (${FITS})) THEN engage_fail('VALIDATION_FAILED', (SELECT json_agg(json_build_object('field', c.key, 'message', 'must be a ' || replace(c.type, '_', ' ') || ' value')) FROM custom_in c WHERE c.id IS NOT NULL AND NOT (${FITS}))::text) END`,
 ];
 
 export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
@@ -129,15 +134,19 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   // `*_details` are those stored before this statement overlaid with those it wrote (a statement
   // does not see its own writes).
   let customFields: string | null = null;
-  if (plan.customFields) {
+  const represented = plan.return === 'representation';
+  if (represented && plan.customFields) {
     const keys = plan.columns.map((c) => c.key);
     const stored = storedCustomFields(plan.resource, keys, params);
     customFields = custom
       ? `nullif(coalesce(${stored}, '{}') || coalesce((SELECT jsonb_object_agg(c.key, c.value) FROM custom_in c WHERE c.id IS NOT NULL AND c.key <> ALL(${params.add(arrayLiteral(keys), 'text[]')})), '{}'), '{}')`
       : stored;
   }
-  const p = projection(plan.columns, customFields, params);
-  const body = plan.return === 'representation' ? `(SELECT ${jsonBody(p.row, plan.format)} FROM (SELECT ${p.select} FROM written t${p.join}) _t)` : 'NULL::text';
+  let body = 'NULL::text';
+  if (represented) {
+    const p = projection(plan.columns, customFields, params);
+    body = `(SELECT ${jsonBody(p.row, plan.format)} FROM (SELECT ${p.select} FROM written t${p.join}) _t)`;
+  }
 
   const checks: string[] = [];
   const affected = '(SELECT count(*) FROM written)';
@@ -147,7 +156,8 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   if (plan.maxAffected !== null) {
     checks.push(`CASE WHEN ${affected} > ${params.add(String(plan.maxAffected), 'int8')} THEN engage_fail('MAX_AFFECTED', ${affected}::text) END`);
   }
-  if (custom) checks.push(...CUSTOM_CHECKS);
+  // A body naming another organisation is a 403, whatever its keys.
+  if (custom) checks.push(...customChecks(`${ALLOWED} IS NOT NULL`));
 
   sql +=
     ' SELECT (SELECT count(*) FROM scope)::int4 AS authorized, (SELECT count(*) FROM allowed)::int4 AS allowed,' +

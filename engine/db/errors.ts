@@ -82,6 +82,15 @@ export function mapDatabaseError(error: unknown): ApiError {
       cause: error,
     });
   }
+  if (sqlstate === '21000' && text.includes('ON CONFLICT')) {
+    return new ApiError('VALIDATION_FAILED', 'the body is not valid: two items have the same on_conflict key', {
+      context: [{ field: '', message: 'each item of an upsert must have its own key' }],
+      cause: error,
+    });
+  }
+  if (sqlstate === '54000') {
+    return new ApiError('VALIDATION_FAILED', `the body is not valid: a value is too long to be stored (${text})`, { cause: error });
+  }
   if (sqlstate === '42P10') {
     return new ApiError('INVALID_QUERY', 'on_conflict must name the fields of a unique constraint, such as id or external_id', { cause: error });
   }

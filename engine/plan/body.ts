@@ -19,7 +19,7 @@ export function realDate(text: string): boolean {
 
 export const DATE = /^\d{4}-\d{2}-\d{2}$/;
 /** ISO 8601 with an offset: `2026-12-01T09:00:00Z`, `2026-12-01T09:00:00.5+01:00`, seconds optional. */
-export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
+export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,6})?)?(?:Z|[+-](?:[01]\d|2[0-3])(?::?[0-5]\d)?)$/i;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
@@ -125,12 +125,14 @@ export function inspectItem(
       unknown.push({ field: key, message: `is not a field of ${resource.name}` });
     }
   }
-  const result = v.safeParse(schemas.schema[mode], row, { abortEarly: false });
+  // One problem per field: the first check it fails.
+  const result = v.safeParse(schemas.schema[mode], row, { abortEarly: false, abortPipeEarly: true });
   if (!result.success) {
     for (const issue of result.issues) invalid.push({ field: String(issue.path?.[0]?.key ?? ''), message: issue.message });
   }
   for (const rule of resource.rules) {
-    if (rule.field in row && !rule.allows(row[rule.field])) invalid.push({ field: rule.field, message: rule.message });
+    const failedAlready = invalid.some((p) => p.field === rule.field);
+    if (rule.field in row && !failedAlready && !rule.allows(row[rule.field])) invalid.push({ field: rule.field, message: rule.message });
   }
   return { row, claimed, unknown, invalid };
 }

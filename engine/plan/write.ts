@@ -39,7 +39,8 @@ function fieldList(resource: Resource, parameter: 'columns' | 'on_conflict', val
 function output(resource: Resource, request: ApiRequest): WriteOutput {
   const prefs = request.preferences;
   const { columns, star } = planColumns(resource, request.query.select);
-  const maxAffected = prefs.handling === 'strict' ? prefs.maxAffected : null;
+  // As in PostgREST, max-affected bounds PATCH and DELETE.
+  const maxAffected = prefs.handling === 'strict' && request.method !== 'POST' ? prefs.maxAffected : null;
   const returns = prefs.return ?? 'minimal';
   const applied = [
     ...(prefs.return ? [`return=${prefs.return}`] : []),
@@ -131,6 +132,13 @@ export function planUpdate(resource: Resource, schemas: BodySchemas, request: Ap
   const row = rows[0]!;
   const fields = resource.fields.filter((f) => f.name in row);
   const custom = isCustom ? Object.fromEntries(Object.entries(row).filter(([k]) => isCustom(k))) : {};
+  // JSON numbers too large for a double arrive as Infinity, which would be written as null.
+  const huge = Object.entries(custom).filter(([, value]) => typeof value === 'number' && !Number.isFinite(value));
+  if (huge.length > 0) {
+    throw new ApiError('VALIDATION_FAILED', `the body is not valid: ${huge[0]![0]} is too large a number`, {
+      context: huge.map(([field]) => ({ field, message: 'is too large a number' })),
+    });
+  }
   return {
     kind: 'update',
     resource,
