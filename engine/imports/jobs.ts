@@ -125,6 +125,8 @@ function convertCell(kind: string | undefined, cell: string): unknown {
   }
 }
 
+class FileFormatError extends Error {}
+
 /** The file's items, in order: CSV records (header row first), a JSON array, or NDJSON lines. */
 async function* items(q: Queryable, job: Job, type: FileType, target: ImportTarget): AsyncGenerator<unknown> {
   const text = readFile(q, job.organisation_id, job.file_id);
@@ -158,13 +160,23 @@ async function* items(q: Queryable, job: Job, type: FileType, target: ImportTarg
   for await (const piece of text) whole += piece;
   const parsed: unknown = JSON.parse(whole);
   const list = Array.isArray(parsed) ? parsed : (parsed as { items?: unknown })?.items;
-  if (!Array.isArray(list)) throw new Error('a JSON import file must be an array of items, or {"items": [...]}');
+  if (!Array.isArray(list)) throw new FileFormatError('a JSON import file must be an array of items, or {"items": [...]}');
   yield* list;
 }
 
 /** Writes one batch and the job's progress in one transaction. */
+/** Another process resumed this job (this one was taken for dead): leave it to that one. */
+class TakenOver extends Error {}
+
 async function commitBatch(db: Database, job: Job, target: ImportTarget, batch: unknown[], offset: number, errorsKept: number): Promise<BatchResult> {
   return db.transaction(async (tx) => {
+    // The job row is locked for the batch; its progress must still be where this process left it.
+    const lock = new Params();
+    const [row] = await tx.query<{ processed: number }>(
+      `SELECT "processed" FROM "import_job" WHERE "organisation_id" = ${lock.add(job.organisation_id, 'uuid')} AND "id" = ${lock.add(job.id, 'uuid')} FOR UPDATE`,
+      lock.values,
+    );
+    if (row?.processed !== offset) throw new TakenOver();
     const result = await importItems(tx, target, job.organisation_id, batch, offset);
     const errors = result.results.filter((r) => r.status === 'failed').slice(0, Math.max(0, JOB_ERRORS - errorsKept));
     const p = new Params();
@@ -208,7 +220,12 @@ async function run(db: Database, job: Job & { content_type: FileType }, target: 
     if (batch.length > 0) await flush();
     await finish(db, job, null);
   } catch (error) {
-    await finish(db, job, `the file could not be read at item ${index}: ${(error as Error).message}`);
+    if (error instanceof TakenOver) return;
+    // A file that does not parse fails the job; anything else (the database went away) leaves it
+    // running, to be resumed once its heartbeat is stale.
+    const unreadable = error instanceof SyntaxError || String((error as { code?: unknown }).code).startsWith('CSV_') || error instanceof FileFormatError;
+    if (!unreadable) throw error;
+    await finish(db, job, `the file could not be read at item ${index + 1}: ${(error as Error).message}`);
   }
 }
 
