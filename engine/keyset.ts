@@ -12,12 +12,18 @@ import type { Resource } from './registry.ts';
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 1000;
 
+const CREATED_AT = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 const encode = (createdAt: string, id: string) => Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
 
 function decode(cursor: string): [string, string] {
   try {
     const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(key) && key.length === 2 && key.every((k) => typeof k === 'string')) return key as [string, string];
+    // Our own key: PostgreSQL's timestamptz text and a uuid.
+    if (Array.isArray(key) && key.length === 2 && typeof key[0] === 'string' && typeof key[1] === 'string' && CREATED_AT.test(key[0]) && UUID.test(key[1])) {
+      return key as [string, string];
+    }
   } catch {
     // Reported below.
   }

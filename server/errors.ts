@@ -1,6 +1,7 @@
 /** Renders every failure as the contract's error body (decisions.md section 5). */
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import { mapDatabaseError } from '../engine/db/errors.ts';
 import { ApiError } from '../engine/errors.ts';
 import type { Logger } from './logger.ts';
 
@@ -10,7 +11,8 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof HTTPException && error.status === 413) {
     return new ApiError('PAYLOAD_TOO_LARGE', 'the request body is larger than the limit of this endpoint');
   }
-  return new ApiError('INTERNAL_ERROR', 'an unexpected error occurred; it has been logged', { cause: error });
+  // Anything else came from the database or is a bug; the mapping tells the two apart.
+  return mapDatabaseError(error);
 }
 
 export function renderError(c: Context, error: ApiError, log: Logger): Response {

@@ -2,7 +2,7 @@
  * The versioned API under /v1 (decisions.md section 8): batch imports, import files and jobs, and
  * the keyset listing of contacts. Auth, version header and errors come from the app around it.
  */
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import type { Database, Engine } from '../engine/index.ts';
 import { ApiError, unauthorized } from '../engine/errors.ts';
 import { type ImportTarget, importItems } from '../engine/imports/batch.ts';
@@ -26,8 +26,9 @@ export interface VersionedOptions {
 }
 
 
-const json = (body: unknown, status = 200) =>
-  new Response(typeof body === 'string' ? body : JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+/** A JSON response through the context, so the headers middleware set (Request-Id, engage-version) stay. */
+const json = (c: Context, body: unknown, status: 200 | 201 | 202 = 200) =>
+  c.body(typeof body === 'string' ? body : JSON.stringify(body), status, { 'Content-Type': 'application/json; charset=utf-8' });
 
 export function versionedRoutes(options: VersionedOptions): Hono<{ Variables: AuthVariables }> {
   const { engine, db, targets } = options;
@@ -55,7 +56,7 @@ export function versionedRoutes(options: VersionedOptions): Hono<{ Variables: Au
     const unknownKeys = Object.keys(body).filter((k) => k !== 'items');
     if (unknownKeys.length > 0) throw new ApiError('UNKNOWN_FIELD', `the batch envelope has no field ${unknownKeys.map((k) => `"${k}"`).join(', ')}`);
     const organisationId = await organisation(c.get('scope'));
-    return json(await db.transaction((tx) => importItems(tx, into, organisationId, items)));
+    return json(c, await db.transaction((tx) => importItems(tx, into, organisationId, items)));
   });
 
   app.post('/files', async (c) => {
@@ -63,7 +64,7 @@ export function versionedRoutes(options: VersionedOptions): Hono<{ Variables: Au
     const declared = Number(c.req.header('content-length') ?? Number.NaN);
     if (declared > options.fileLimit) throw new ApiError('PAYLOAD_TOO_LARGE', `the file is larger than the limit of ${options.fileLimit} bytes`);
     const organisationId = await organisation(c.get('scope'));
-    return json(await storeFile(db, organisationId, type, c.req.raw.body, options.fileLimit), 201);
+    return json(c, await storeFile(db, organisationId, type, c.req.raw.body, options.fileLimit), 201);
   });
 
   app.post('/:name/imports', limitBody(BODY_LIMIT), async (c) => {
@@ -78,7 +79,7 @@ export function versionedRoutes(options: VersionedOptions): Hono<{ Variables: Au
     const job = await createJob(db, await organisation(c.get('scope')), into.name, fileId);
     if (!job) throw notFound('file');
     options.wake();
-    return json(jobView(job), 202);
+    return json(c, jobView(job), 202);
   });
 
   app.get('/imports/:id', async (c) => {
@@ -86,12 +87,12 @@ export function versionedRoutes(options: VersionedOptions): Hono<{ Variables: Au
     const organisationId = await organisation(c.get('scope'));
     const job = UUID.test(id) ? await getJob(db, organisationId, id) : null;
     if (!job) throw notFound('import');
-    return json(jobView(job));
+    return json(c, jobView(job));
   });
 
   app.get('/contacts', async (c) => {
     const contact = engine.registry.get('contact')!;
-    return json(await keysetPage(db, contact, c.get('scope'), pageLimit(c.req.query('limit')), c.req.query('cursor')));
+    return json(c, await keysetPage(db, contact, c.get('scope'), pageLimit(c.req.query('limit')), c.req.query('cursor')));
   });
 
   return app;

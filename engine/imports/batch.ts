@@ -150,17 +150,24 @@ export async function importItems(q: Queryable, target: ImportTarget, organisati
 
   const results: ItemResult[] = [];
   let accepted: Accepted[] = [];
-  const seenExternal = new Map<string, number>();
+  // An external_id or id may appear once per batch: later items that repeat one fail.
+  const seen = new Map<string, number>();
+  const repeated = (row: Row) =>
+    (['external_id', 'id'] as const).find((key) => typeof row[key] === 'string' && seen.has(`${key}:${String(row[key]).toLowerCase()}`));
   for (const [i, item] of items.entries()) {
     const outcome = accept(target, customFields, organisationId, item, offset + i);
-    const external = 'row' in outcome ? outcome.row.external_id : undefined;
-    const first = typeof external === 'string' ? seenExternal.get(external) : undefined;
-    if ('status' in outcome) results.push(outcome);
-    else if (first !== undefined) results.push(failure(outcome.index, 'CONFLICT', `external_id "${external}" is also given by item ${first} of this batch`));
-    else {
-      if (typeof external === 'string') seenExternal.set(external, outcome.index);
-      accepted.push(outcome);
+    if ('status' in outcome) {
+      results.push(outcome);
+      continue;
     }
+    const key = repeated(outcome.row);
+    if (key) {
+      const first = seen.get(`${key}:${String(outcome.row[key]).toLowerCase()}`);
+      results.push(failure(outcome.index, 'CONFLICT', `${key} "${outcome.row[key]}" is also given by item ${first} of this batch`, { fields: [key] }));
+      continue;
+    }
+    for (const k of ['external_id', 'id'] as const) if (typeof outcome.row[k] === 'string') seen.set(`${k}:${String(outcome.row[k]).toLowerCase()}`, outcome.index);
+    accepted.push(outcome);
   }
 
   // References must name records of the organisation; a given id must not be taken.
@@ -187,7 +194,14 @@ export async function importItems(q: Queryable, target: ImportTarget, organisati
   for (const a of toCreate) ids.set(a, typeof a.row.id === 'string' ? a.row.id : randomUUID());
   for (const a of toUpdate) ids.set(a, existing.get(a.row.external_id as string)!);
 
-  await insertRows(q, target, organisationId, toCreate, ids);
+  // A concurrent import may have created an external_id since the look-up: those become updates.
+  const raced = await insertRows(q, target, organisationId, toCreate, ids);
+  if (raced.length > 0) {
+    const now = await lookUp(q, resource.table, 'external_id', organisationId, valuesOf(raced, 'external_id'), 'text');
+    for (const a of raced) ids.set(a, now.get(a.row.external_id as string)!);
+    toCreate = toCreate.filter((a) => !raced.includes(a));
+    toUpdate.push(...raced);
+  }
   await updateRows(q, target, organisationId, toUpdate, ids);
   await writeCustomValues(q, target, organisationId, [...toCreate, ...toUpdate], ids);
 
@@ -197,9 +211,12 @@ export async function importItems(q: Queryable, target: ImportTarget, organisati
   return { created: toCreate.length, updated: toUpdate.length, failed: results.length - toCreate.length - toUpdate.length, results };
 }
 
-/** New records; a field an item leaves out gets its column default. */
-async function insertRows(q: Queryable, target: ImportTarget, organisationId: string, rows: Accepted[], ids: Map<Accepted, string>) {
-  if (rows.length === 0) return;
+/**
+ * New records; a field an item leaves out gets its column default. Returns the items whose
+ * external_id another transaction took meanwhile (not inserted).
+ */
+async function insertRows(q: Queryable, target: ImportTarget, organisationId: string, rows: Accepted[], ids: Map<Accepted, string>): Promise<Accepted[]> {
+  if (rows.length === 0) return [];
   const keys = new Set(rows.flatMap((a) => Object.keys(a.row)));
   const fields = target.resource.fields.filter((f) => f.name === 'id' || keys.has(f.name));
   const data = rows.map((a) => {
@@ -209,11 +226,14 @@ async function insertRows(q: Queryable, target: ImportTarget, organisationId: st
   });
   const params = new Params();
   const names = fields.map((f) => ident(f.name)).join(', ');
-  await q.query(
+  const conflict = target.resource.field('external_id') ? ' ON CONFLICT ("organisation_id", "external_id") DO NOTHING' : '';
+  const inserted = await q.query<{ id: string }>(
     `INSERT INTO ${ident(target.resource.table)} ("organisation_id", ${names}) SELECT ${params.add(organisationId, 'uuid')}, ${fields.map((f) => `b.${ident(f.name)}`).join(', ')}` +
-      ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')}) AS b(${recordType(fields)})`,
+      ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')}) AS b(${recordType(fields)})${conflict} RETURNING "id"::text AS id`,
     params.values,
   );
+  const done = new Set(inserted.map((r) => r.id));
+  return rows.filter((a) => !done.has(ids.get(a)!.toLowerCase()));
 }
 
 /** Matched records: only the fields each item gives change. */

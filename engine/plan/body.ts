@@ -23,9 +23,13 @@ export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
+/** PostgreSQL text cannot hold the NUL character. */
+export const noNul = (text: string): boolean => !text.includes('\u0000');
+const NUL_MESSAGE = 'must not contain the NUL character';
+
 const KIND_SCHEMA: Record<FieldKind, () => v.GenericSchema> = {
   uuid: () => v.pipe(v.string('must be a uuid'), v.uuid('must be a uuid')),
-  text: () => v.string('must be a string'),
+  text: () => v.pipe(v.string('must be a string'), v.check(noNul, NUL_MESSAGE)),
   boolean: () => v.boolean('must be true or false'),
   integer: () =>
     v.pipe(
@@ -47,7 +51,7 @@ const KIND_SCHEMA: Record<FieldKind, () => v.GenericSchema> = {
       v.regex(TIMESTAMP, 'must be an ISO 8601 timestamp with an offset, such as 2026-12-01T09:00:00Z'),
       v.check(realDate, 'is not a real date'),
     ),
-  'text[]': () => v.array(v.string('must be a string'), 'must be an array of strings'),
+  'text[]': () => v.array(v.pipe(v.string('must be a string'), v.check(noNul, NUL_MESSAGE)), 'must be an array of strings'),
   jsonb: () => v.unknown(),
 };
 
