@@ -1,4 +1,5 @@
 /** Configuration from the environment, checked once at start-up (see the README's table). */
+import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
 
 const int = (fallback: number, min = 0) =>
@@ -16,7 +17,8 @@ const ConfigSchema = v.object({
   DATABASE_URL: v.optional(v.pipe(v.string(), v.minLength(1))),
   PGLITE_DIR: v.optional(v.string(), './.data'),
   MAX_ROWS: int(1000, 1),
-  DB_POOL_SIZE: int(10, 1),
+  /** Twice the cores: PostgreSQL on the same machine gains nothing from more connections. */
+  DB_POOL_SIZE: int(Math.max(2, availableParallelism() * 2), 1),
   STATEMENT_TIMEOUT_MS: int(15000),
   /** The largest import file POST /v1/files takes. */
   FILE_UPLOAD_LIMIT: int(100 * 1024 * 1024, 1),

@@ -41,14 +41,24 @@ export interface Projection {
   readonly row: string;
 }
 
-/** `customFields`: an SQL expression over `t` giving the custom-field jsonb object, or null. */
-export function projection(columns: readonly PlannedColumn[], customFields: string | null, params: Params): Projection {
-  const list = columns
-    .map((c) => {
-      const expr = target(c.target, params);
-      return `${c.cast ? `CAST(${expr} AS ${c.cast})` : expr} AS ${ident(c.key)}`;
-    })
-    .join(', ');
+/** Whether the columns are the table's own, in order, untouched: `t.*` then costs PostgreSQL least. */
+const wholeRow = (resource: Resource, columns: readonly PlannedColumn[]) =>
+  columns.length === resource.fields.length &&
+  columns.every((c, i) => c.target.field === resource.fields[i] && c.key === c.target.field.name && !c.cast && c.target.jsonPath.length === 0);
+
+/**
+ * `customFields`: an SQL expression over `t` giving the custom-field jsonb object, or null.
+ * `tableRows`: whether `t` holds exactly the table's columns (a write's rows carry one more).
+ */
+export function projection(resource: Resource, columns: readonly PlannedColumn[], customFields: string | null, params: Params, tableRows = true): Projection {
+  const list = tableRows && wholeRow(resource, columns)
+    ? 't.*'
+    : columns
+        .map((c) => {
+          const expr = target(c.target, params);
+          return `${c.cast ? `CAST(${expr} AS ${c.cast})` : expr} AS ${ident(c.key)}`;
+        })
+        .join(', ');
   if (customFields === null) return { select: list, join: '', row: '_t' };
   return {
     select: `_r AS "__row", ${customFields} AS "__cf"`,

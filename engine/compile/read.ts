@@ -24,7 +24,7 @@ export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
   const cte = scopeCte(scope, params);
   const from = ` FROM ${ident(plan.resource.table)} t`;
   const filter = where(plan.where, params);
-  const p = projection(plan.columns, plan.customFields ? storedCustomFields(plan.resource, plan.columns.map((c) => c.key), params) : null, params);
+  const p = projection(plan.resource, plan.columns, plan.customFields ? storedCustomFields(plan.resource, plan.columns.map((c) => c.key), params) : null, params);
   let page = `SELECT ${p.select}${from}${p.join}${filter}`;
   page += orderBy(plan.order, params);
   page += ` LIMIT ${params.add(String(plan.limit), 'int8')}`;

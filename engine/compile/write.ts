@@ -144,7 +144,7 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   }
   let body = 'NULL::text';
   if (represented) {
-    const p = projection(plan.columns, customFields, params);
+    const p = projection(plan.resource, plan.columns, customFields, params, false);
     body = `(SELECT ${jsonBody(p.row, plan.format)} FROM (SELECT ${p.select} FROM written t${p.join}) _t)`;
   }
 
