@@ -1,0 +1,70 @@
+/**
+ * Hand-written endpoints for the benchmark's scenarios, as a developer would write them on Hono
+ * and postgres.js: `stringify` fetches rows and sends them through JSON.stringify; `passthrough`
+ * has PostgreSQL build the JSON and sends the text (the floor for Engage's design). Run as
+ * `tsx bench/baselines.ts <stringify|passthrough> <port> <database-url>`; the organisation comes in
+ * the `x-organisation` header (no token check, which favours the baselines).
+ */
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import postgres from 'postgres';
+
+const [mode, port, url] = process.argv.slice(2);
+if ((mode !== 'stringify' && mode !== 'passthrough') || !port || !url) {
+  console.error('usage: tsx bench/baselines.ts <stringify|passthrough> <port> <database-url>');
+  process.exit(2);
+}
+const sql = postgres(url, { max: 4, onnotice: () => {}, connection: { TimeZone: 'UTC' } });
+
+/** A query's rows as the response: through JSON.stringify, or as PostgreSQL's JSON text. */
+async function answer(text: string, params: unknown[]): Promise<Response> {
+  if (mode === 'stringify') {
+    const rows = await sql.unsafe(text, params as never[], { prepare: true });
+    return new Response(JSON.stringify(rows), { headers: { 'Content-Type': 'application/json' } });
+  }
+  const [row] = await sql.unsafe(`SELECT coalesce(json_agg(t), '[]')::text AS body FROM (${text}) t`, params as never[], { prepare: true });
+  return new Response(row!.body as string, { headers: { 'Content-Type': 'application/json' } });
+}
+
+const CONTACT = `SELECT * FROM contact WHERE organisation_id = $1`;
+const app = new Hono();
+app.get('/list', (c) =>
+  answer(`${CONTACT} AND city = $2 AND is_blocked = false ORDER BY display_name LIMIT 25`, [c.req.header('x-organisation'), c.req.query('city')]),
+);
+app.get('/by-id', (c) => answer(`${CONTACT} AND id = $2`, [c.req.header('x-organisation'), c.req.query('id')]));
+app.get('/details', (c) =>
+  answer(
+    `SELECT a.*, (SELECT jsonb_object_agg(f.key, CASE f.type WHEN 'string' THEN to_jsonb(v.string_value) WHEN 'number' THEN to_jsonb(v.number_value)
+       WHEN 'string_list' THEN to_jsonb(v.string_list_value) END) FROM appointment_custom_field v JOIN custom_field f
+       ON f.organisation_id = v.organisation_id AND f.id = v.custom_field_id WHERE v.organisation_id = a.organisation_id AND v.appointment_id = a.id) AS custom
+     FROM appointment a WHERE a.organisation_id = $1 ORDER BY a.start_time LIMIT 25`,
+    [c.req.header('x-organisation')],
+  ),
+);
+app.get('/count', async (c) => {
+  const org = c.req.header('x-organisation');
+  const [{ total }] = (await sql.unsafe('SELECT count(*)::int AS total FROM contact WHERE organisation_id = $1', [org as string], { prepare: true })) as unknown as [
+    { total: number },
+  ];
+  const res = await answer(`${CONTACT} LIMIT 25`, [org]);
+  res.headers.set('Content-Range', `0-24/${total}`);
+  return res;
+});
+app.patch('/deal', async (c) => {
+  const body = await c.req.json<{ status_key: string }>();
+  await sql.unsafe('UPDATE deal SET status_key = $3, updated_at = now() WHERE organisation_id = $1 AND id = $2', [c.req.header('x-organisation'), c.req.query('id'), body.status_key] as never[], {
+    prepare: true,
+  });
+  return c.body(null, 204);
+});
+app.post('/calendars', async (c) => {
+  const rows = await c.req.json<Array<{ name: string }>>();
+  await sql.unsafe(
+    `INSERT INTO calendar (organisation_id, name, type) SELECT $1, b.name, 'virtual' FROM json_to_recordset($2::text::json) AS b(name text)`,
+    [c.req.header('x-organisation'), JSON.stringify(rows)] as never[],
+    { prepare: true },
+  );
+  return c.body(null, 201);
+});
+
+serve({ fetch: app.fetch, port: Number(port), hostname: '127.0.0.1' }, () => console.log(`baseline ${mode} on ${port}`));

@@ -1,0 +1,374 @@
+/**
+ * `npm run bench [-- --quick] [--duration S] [--rounds N] [--connections C]`
+ *
+ * Prepares a fresh PostgreSQL database (DATABASE_URL is the admin connection; default the local
+ * server), generates the dataset, starts Engage and its baselines as separate processes, and runs
+ * every scenario against each of them in alternation after a warm-up, so the machine's noise falls
+ * on all alike. Writes bench/results.md and bench/results.json.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import postgres from 'postgres';
+import { openDatabase } from '../server/database.ts';
+import { type Dataset, FULL, generate, QUICK } from './dataset.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    duration: { type: 'string' },
+    rounds: { type: 'string' },
+    connections: { type: 'string', default: '32' },
+    'skip-platformatic': { type: 'boolean', default: false },
+  },
+});
+const quick = args.quick ?? false;
+const DURATION = Number(args.duration ?? (quick ? 3 : 10));
+const ROUNDS = Number(args.rounds ?? (quick ? 2 : 3));
+const CONNECTIONS = Number(args.connections);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+// ---------------------------------------------------------------- database and dataset
+
+const admin = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
+const dbName = `engage_bench_${Date.now()}`;
+const adminSql = postgres(admin, { max: 1, onnotice: () => {} });
+await adminSql.unsafe(`CREATE DATABASE ${dbName}`);
+const url = new URL(admin);
+url.pathname = `/${dbName}`;
+const dbUrl = url.toString();
+
+const children: ChildProcess[] = [];
+async function cleanUp() {
+  for (const child of children) child.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 500));
+  await adminSql.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
+  await adminSql.end();
+}
+process.on('SIGINT', () => void cleanUp().then(() => process.exit(130)));
+
+function start(name: string, command: string, argv: string[], env: Record<string, string>, cwd = ROOT): ChildProcess {
+  const child = spawn(command, argv, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d) => {
+    stderr = (stderr + d).slice(-2000);
+    if (/"level":50/.test(String(d))) log(`${name}: ${String(d).trim().slice(0, 600)}`);
+  });
+  child.on('exit', (code) => {
+    if (code && code !== 143) log(`${name} exited ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  });
+  children.push(child);
+  return child;
+}
+
+async function waitFor(url: string, seconds = 60): Promise<boolean> {
+  for (let i = 0; i < seconds * 4; i++) {
+    try {
+      const res = await fetch(url);
+      if (res.status < 500) return true;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return false;
+}
+
+/** Resident memory of a process, in MB. */
+function rssMb(pid: number | undefined): number {
+  if (!pid) return 0;
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS'));
+    return Math.round(Number(line?.match(/\d+/)?.[0] ?? 0) / 1024);
+  } catch {
+    return 0;
+  }
+}
+
+// ---------------------------------------------------------------- targets and scenarios
+
+interface Request {
+  readonly path: string;
+  readonly method?: string;
+  readonly headers?: Record<string, string>;
+  readonly body?: string;
+}
+
+interface Target {
+  readonly name: string;
+  readonly base: string;
+  readonly process: ChildProcess | null;
+}
+
+interface Scenario {
+  readonly name: string;
+  readonly requests: Partial<Record<string, Request>>;
+  /** The SQL of the passthrough baseline, for the raw-driver ceiling. */
+  readonly raw?: { text: string; params: string[] };
+}
+
+function scenarios(data: Dataset): Scenario[] {
+  const engine = (token: string) => ({ Authorization: `Bearer ${token}` });
+  const org = (id: string) => ({ 'x-organisation': id });
+  const json = { 'Content-Type': 'application/json' };
+  const calendars = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ name: `Calendar ${i}` })));
+  const L = data.large;
+  const listSql = `SELECT coalesce(json_agg(t), '[]')::text FROM (SELECT * FROM contact WHERE organisation_id = $1 AND city = $2 AND is_blocked = false ORDER BY display_name LIMIT 25) t`;
+  return [
+    {
+      name: 'list: 2 filters + order + limit 25 on contacts',
+      requests: {
+        engage: { path: '/api/v1/contact?city=eq.Bern&is_blocked=is.false&order=display_name&limit=25', headers: engine(L.token) },
+        stringify: { path: '/list?city=Bern', headers: org(L.id) },
+        passthrough: { path: '/list?city=Bern', headers: org(L.id) },
+      },
+      raw: { text: listSql, params: [L.id, 'Bern'] },
+    },
+    {
+      name: 'by id',
+      requests: {
+        engage: { path: `/api/v1/contact?id=eq.${L.contactId}`, headers: engine(L.token) },
+        stringify: { path: `/by-id?id=${L.contactId}`, headers: org(L.id) },
+        passthrough: { path: `/by-id?id=${L.contactId}`, headers: org(L.id) },
+        // Platformatic DB 2.61 answers its list routes with 500 PLT_SQL_MAPPER_UNKNOWN_FIELD on
+        // tables keyed by (organisation_id, id); only its by-key route works on this schema.
+        platformatic: { path: `/contact/organisation/${L.id}/id/${L.contactId}` },
+      },
+    },
+    {
+      name: 'count=exact over a 5,000-contact organisation',
+      requests: {
+        engage: { path: '/api/v1/contact?limit=25', headers: { ...engine(data.counted.token), Prefer: 'count=exact' } },
+        stringify: { path: '/count', headers: org(data.counted.id) },
+        passthrough: { path: '/count', headers: org(data.counted.id) },
+      },
+    },
+    {
+      name: 'appointment_details with custom fields',
+      requests: {
+        engage: { path: '/api/v1/appointment_details?order=start_time&limit=25', headers: engine(L.token) },
+        stringify: { path: '/details', headers: org(L.id) },
+        passthrough: { path: '/details', headers: org(L.id) },
+      },
+    },
+    {
+      name: 'PATCH one deal',
+      requests: {
+        engage: { path: `/api/v1/deal?id=eq.${L.dealId}`, method: 'PATCH', headers: { ...engine(L.token), ...json }, body: '{"status_key":"open"}' },
+        stringify: { path: `/deal?id=${L.dealId}`, method: 'PATCH', headers: { ...org(L.id), ...json }, body: '{"status_key":"open"}' },
+      },
+    },
+    {
+      name: 'bulk POST of 100 calendars',
+      requests: {
+        engage: { path: '/api/v1/calendar', method: 'POST', headers: { ...engine(L.token), ...json }, body: calendars },
+        stringify: { path: '/calendars', method: 'POST', headers: { ...org(L.id), ...json }, body: calendars },
+      },
+    },
+  ];
+}
+
+interface Measurement {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  rssMb: number;
+}
+
+async function load(target: Target, request: Request, duration: number): Promise<Measurement> {
+  let peak = 0;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, rssMb(target.process?.pid));
+  }, 250);
+  const result = await autocannon({
+    url: target.base + request.path,
+    method: (request.method ?? 'GET') as 'GET',
+    headers: request.headers,
+    body: request.body,
+    connections: CONNECTIONS,
+    duration,
+  });
+  clearInterval(sampler);
+  return {
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.non2xx + result.timeouts,
+    rssMb: peak,
+  };
+}
+
+/** The same statement through the driver alone, as many in flight as the HTTP runs have. */
+async function rawCeiling(text: string, params: string[], duration: number): Promise<number> {
+  const sql = postgres(dbUrl, { max: 4, onnotice: () => {} });
+  let count = 0;
+  const end = Date.now() + duration * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (Date.now() < end) {
+        await sql.unsafe(text, params, { prepare: true });
+        count++;
+      }
+    }),
+  );
+  await sql.end();
+  return Math.round(count / duration);
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+// ---------------------------------------------------------------- the import scenario
+
+async function importScenario(base: string, token: string): Promise<{ rows: number; batchRowsPerSecond: number; copyRowsPerSecond: number }> {
+  const LIMIT = 5 * 1024 * 1024;
+  const item = (i: number) => ({ external_id: `bench-${i}`, display_name: `Imported ${i}`, email: `imported${i}@example.com`, city: 'Bern', country: 'CH' });
+  const items: unknown[] = [];
+  let size = 12;
+  for (let i = 0; ; i++) {
+    const next = Buffer.byteLength(JSON.stringify(item(i))) + 1;
+    if (size + next > LIMIT) break;
+    size += next;
+    items.push(item(i));
+  }
+  const body = JSON.stringify({ items });
+  const batch: number[] = [];
+  const copy: number[] = [];
+  const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
+  for (let round = 0; round < ROUNDS; round++) {
+    const [{ id: org }] = (await sql`INSERT INTO organisation DEFAULT VALUES RETURNING id::text`) as unknown as [{ id: string }];
+    let start = performance.now();
+    const res = await fetch(`${base}/v1/contacts/imports/batch`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body });
+    if (res.status !== 200) throw new Error(`batch import answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+    await res.text();
+    batch.push(performance.now() - start);
+    // The import above went to the token's organisation; delete it so every round creates.
+    await sql.unsafe(`DELETE FROM contact WHERE external_id LIKE 'bench-%'`);
+    start = performance.now();
+    const writable = await sql.unsafe('COPY contact (organisation_id, external_id, display_name, email, city, country) FROM STDIN').writable();
+    await new Promise<void>((resolve, reject) => {
+      writable.on('finish', resolve).on('error', reject);
+      writable.end(`${items.map((x) => { const r = x as Record<string, string>; return [org, r.external_id, r.display_name, r.email, r.city, r.country].join('\t'); }).join('\n')}\n`);
+    });
+    copy.push(performance.now() - start);
+  }
+  await sql.end();
+  return { rows: items.length, batchRowsPerSecond: Math.round((items.length / median(batch)) * 1000), copyRowsPerSecond: Math.round((items.length / median(copy)) * 1000) };
+}
+
+// ---------------------------------------------------------------- main
+
+try {
+  const db = await openDatabase({ DATABASE_URL: dbUrl, DB_POOL_SIZE: 2 });
+  await db.migrate();
+  const size = quick ? QUICK : FULL;
+  log(`generating ${size.contacts} contacts, ${size.deals} deals, ${size.appointments} appointments in ${size.organisations} organisations`);
+  const data = await generate(db, size, (what) => log(`  ${what}`));
+  await db.close();
+
+  const ports = { engage: 31000, stringify: 31001, passthrough: 31002, platformatic: 31003 };
+  const node = process.execPath;
+  const targets: Target[] = [
+    {
+      name: 'engage',
+      base: `http://127.0.0.1:${ports.engage}`,
+      process: start('engage', node, ['--import', 'tsx', 'server/main.ts'], { DATABASE_URL: dbUrl, PORT: String(ports.engage), LOG_LEVEL: 'warn' }),
+    },
+    { name: 'stringify', base: `http://127.0.0.1:${ports.stringify}`, process: start('stringify', node, ['--import', 'tsx', 'bench/baselines.ts', 'stringify', String(ports.stringify), dbUrl], {}) },
+    { name: 'passthrough', base: `http://127.0.0.1:${ports.passthrough}`, process: start('passthrough', node, ['--import', 'tsx', 'bench/baselines.ts', 'passthrough', String(ports.passthrough), dbUrl], {}) },
+  ];
+  if (!args['skip-platformatic']) {
+    const config = { server: { hostname: '127.0.0.1', port: ports.platformatic, logger: { level: 'warn' } }, db: { connectionString: dbUrl, graphql: false, openapi: true }, watch: false };
+    writeFileSync(`${ROOT}bench/platformatic.db.json`, JSON.stringify(config, null, 2));
+    targets.push({
+      name: 'platformatic',
+      base: `http://127.0.0.1:${ports.platformatic}`,
+      process: start('platformatic', node, [`${ROOT}bench/node_modules/@platformatic/db/db.mjs`, 'start', '-c', 'platformatic.db.json'], {}, `${ROOT}bench`),
+    });
+  }
+  const up: Target[] = [];
+  for (const target of targets) {
+    if (await waitFor(`${target.base}/`, 90)) up.push(target);
+    else log(`${target.name} did not start; left out`);
+  }
+
+  const results: Array<{ scenario: string; target: string } & Measurement> = [];
+  const ceilings: Record<string, number> = {};
+  for (const scenario of scenarios(data)) {
+    const runs = up.filter((t) => scenario.requests[t.name]);
+    log(`${scenario.name}: warm-up`);
+    for (const t of runs) await load(t, scenario.requests[t.name]!, 2);
+    const samples = new Map<string, Measurement[]>();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const t of runs) {
+        const m = await load(t, scenario.requests[t.name]!, DURATION);
+        samples.set(t.name, [...(samples.get(t.name) ?? []), m]);
+        log(`${scenario.name} / ${t.name} round ${round + 1}: ${m.rps} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms, errors ${m.errors}`);
+      }
+    }
+    for (const [target, ms] of samples) {
+      results.push({
+        scenario: scenario.name,
+        target,
+        rps: median(ms.map((m) => m.rps)),
+        p50: median(ms.map((m) => m.p50)),
+        p99: median(ms.map((m) => m.p99)),
+        errors: ms.reduce((s, m) => s + m.errors, 0),
+        rssMb: Math.max(...ms.map((m) => m.rssMb)),
+      });
+    }
+    if (scenario.raw) ceilings[scenario.name] = await rawCeiling(scenario.raw.text, scenario.raw.params, DURATION);
+  }
+  log('5 MiB batch import against COPY');
+  const imported = await importScenario(up[0]!.base, data.large.token).catch((error: Error) => {
+    log(`batch import failed: ${error.message}`);
+    return { rows: 0, batchRowsPerSecond: 0, copyRowsPerSecond: 0 };
+  });
+
+  const report = {
+    date: new Date().toISOString(),
+    machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version },
+    settings: { quick, durationSeconds: DURATION, rounds: ROUNDS, connections: CONNECTIONS, dataset: size },
+    results,
+    rawDriverCeiling: ceilings,
+    batchImport: imported,
+  };
+  writeFileSync(`${ROOT}bench/results.json`, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(`${ROOT}bench/results.md`, markdown(report));
+  log('wrote bench/results.md and bench/results.json');
+} finally {
+  await cleanUp();
+}
+
+function markdown(report: {
+  date: string;
+  machine: Record<string, unknown>;
+  settings: Record<string, unknown>;
+  results: Array<{ scenario: string; target: string } & Measurement>;
+  rawDriverCeiling: Record<string, number>;
+  batchImport: { rows: number; batchRowsPerSecond: number; copyRowsPerSecond: number };
+}): string {
+  const lines = [
+    '# Benchmark results',
+    '',
+    `${report.date}; ${report.machine.cpus} × ${report.machine.model}, ${report.machine.memoryGb} GiB, Node ${report.machine.node}.`,
+    `Dataset ${JSON.stringify(report.settings.dataset)}; ${report.settings.connections} connections, ${report.settings.rounds} rounds of ${report.settings.durationSeconds} s per target, medians shown.`,
+    '',
+    '| scenario | target | req/s | p50 ms | p99 ms | errors | RSS MB | engage ÷ target |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of report.results) {
+    const engage = report.results.find((x) => x.scenario === r.scenario && x.target === 'engage');
+    const ratio = engage && r.target !== 'engage' ? (engage.rps / r.rps).toFixed(2) : '';
+    lines.push(`| ${r.scenario} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.rssMb} | ${ratio} |`);
+  }
+  lines.push('', '| raw driver, same SQL, no HTTP | queries/s |', '|---|---:|');
+  for (const [scenario, qps] of Object.entries(report.rawDriverCeiling)) lines.push(`| ${scenario} | ${qps} |`);
+  const b = report.batchImport;
+  lines.push('', `Batch import of ${b.rows} contacts (5 MiB): ${b.batchRowsPerSecond} rows/s; COPY of the same rows: ${b.copyRowsPerSecond} rows/s (ratio ${(b.batchRowsPerSecond / b.copyRowsPerSecond).toFixed(2)}).`, '');
+  return lines.join('\n');
+}
