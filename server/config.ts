@@ -20,6 +20,8 @@ const ConfigSchema = v.object({
   /** Twice the cores: PostgreSQL on the same machine gains nothing from more connections. */
   DB_POOL_SIZE: int(Math.max(2, availableParallelism() * 2), 1),
   STATEMENT_TIMEOUT_MS: int(15000),
+  /** Processes serving the port (node:cluster); more than one needs DATABASE_URL. */
+  WORKERS: int(1, 1),
   /** The largest import file POST /v1/files takes. */
   FILE_UPLOAD_LIMIT: int(100 * 1024 * 1024, 1),
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),

@@ -1,7 +1,9 @@
 /**
  * `npm start`: applies pending migrations, seeds a demo organisation on an empty embedded
- * database, and serves the API on HOST:PORT.
+ * database, and serves the API on HOST:PORT. With WORKERS=n (PostgreSQL only) the first process
+ * prepares the database and n worker processes share the port (node:cluster).
  */
+import cluster from 'node:cluster';
 import { serve } from '@hono/node-server';
 import { createEngine } from '../engine/index.ts';
 import { importTargets } from '../engine/imports/batch.ts';
@@ -11,20 +13,20 @@ import { imports } from '../schema/imports.ts';
 import { resources } from '../schema/registry.ts';
 import { seedDemo } from '../scripts/seed.ts';
 import { createApp } from './app.ts';
-import { loadConfig } from './config.ts';
+import { type Config, loadConfig } from './config.ts';
 import { openDatabase } from './database.ts';
 import { holdEmbedded } from './embedded-lock.ts';
-import { createLogger } from './logger.ts';
+import { createLogger, type Logger } from './logger.ts';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL);
 const embedded = !config.DATABASE_URL;
-const release = embedded ? holdEmbedded(config.PGLITE_DIR) : () => {};
-
-const db = await openDatabase(config);
-await db.migrate();
 const base = `http://${config.HOST}:${config.PORT}`;
-if (embedded) {
+
+/** Migrations, and on an empty embedded database a demo organisation with a token to try. */
+async function prepare(db: Awaited<ReturnType<typeof openDatabase>>) {
+  await db.migrate();
+  if (!embedded) return;
   const demo = await seedDemo(db);
   if (demo) {
     console.log(`Created a demo organisation ${demo.organisationId} with sample data in ${config.PGLITE_DIR}.`);
@@ -33,32 +35,61 @@ if (embedded) {
   }
 }
 
-const registry = createRegistry(resources);
-const engine = createEngine({ registry, db, maxRows: config.MAX_ROWS, openapi: { serverUrl: `${base}/api/v1` } });
-const targets = importTargets(registry, imports);
-const worker = startImportWorker({ db, targets, onError: (err) => log.error({ err }, 'import worker') });
-const app = createApp({
-  engine,
-  ping: () => db.query('SELECT 1'),
-  logger: log,
-  versioned: { db, targets, fileLimit: config.FILE_UPLOAD_LIMIT, wake: () => worker.wake() },
-});
+async function serveApi(config: Config, log: Logger, prepared: boolean) {
+  const release = embedded ? holdEmbedded(config.PGLITE_DIR) : () => {};
+  const db = await openDatabase(config);
+  if (!prepared) await prepare(db);
+  const registry = createRegistry(resources);
+  const engine = createEngine({ registry, db, maxRows: config.MAX_ROWS, openapi: { serverUrl: `${base}/api/v1` } });
+  const targets = importTargets(registry, imports);
+  const worker = startImportWorker({ db, targets, onError: (err) => log.error({ err }, 'import worker') });
+  const app = createApp({
+    engine,
+    ping: () => db.query('SELECT 1'),
+    logger: log,
+    versioned: { db, targets, fileLimit: config.FILE_UPLOAD_LIMIT, wake: () => worker.wake() },
+  });
+  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, () => {
+    log.info({ port: config.PORT, host: config.HOST, database: db.kind, pid: process.pid }, 'listening');
+    if (cluster.isPrimary) console.log(`Engage API listening on ${base}/api/v1 (${embedded ? `embedded PGlite in ${config.PGLITE_DIR}` : 'PostgreSQL'})`);
+  });
 
-const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, () => {
-  log.info({ port: config.PORT, host: config.HOST, database: db.kind }, 'listening');
-  console.log(`Engage API listening on ${base}/api/v1 (${embedded ? `embedded PGlite in ${config.PGLITE_DIR}` : 'PostgreSQL'})`);
-});
-
-let stopping = false;
-async function stop(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  log.info({ signal }, 'stopping');
-  server.close();
-  await worker.stop();
-  await db.close().catch(() => {});
-  release();
-  process.exit(0);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    server.close();
+    await worker.stop();
+    await db.close().catch(() => {});
+    release();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
-process.on('SIGINT', () => void stop('SIGINT'));
-process.on('SIGTERM', () => void stop('SIGTERM'));
+
+if (config.WORKERS > 1 && cluster.isPrimary) {
+  if (embedded) {
+    console.error('WORKERS > 1 needs DATABASE_URL: the embedded PGlite database serves one process.');
+    process.exit(1);
+  }
+  const db = await openDatabase({ ...config, DB_POOL_SIZE: 1 });
+  await prepare(db);
+  await db.close();
+  let stopping = false;
+  for (let i = 0; i < config.WORKERS; i++) cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (!stopping) log.error({ pid: worker.process.pid, code, signal }, 'worker exited');
+  });
+  console.log(`Engage API listening on ${base}/api/v1 (PostgreSQL, ${config.WORKERS} processes)`);
+  const stop = () => {
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.kill('SIGTERM');
+    setTimeout(() => process.exit(0), 3000).unref();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+} else {
+  await serveApi(config, log, cluster.isWorker);
+}
