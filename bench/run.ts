@@ -13,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { randomUUID } from 'node:crypto';
+import { createToken } from '../server/auth/tokens.ts';
 import { openDatabase } from '../server/database.ts';
 import { type Dataset, FULL, generate, QUICK } from './dataset.ts';
 
@@ -224,7 +226,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 // ---------------------------------------------------------------- the import scenario
 
-async function importScenario(base: string, token: string): Promise<{ rows: number; batchRowsPerSecond: number; copyRowsPerSecond: number }> {
+async function importScenario(base: string): Promise<{ rows: number; batchRowsPerSecond: number; copyRowsPerSecond: number }> {
   const LIMIT = 5 * 1024 * 1024;
   const item = (i: number) => ({ external_id: `bench-${i}`, display_name: `Imported ${i}`, email: `imported${i}@example.com`, city: 'Bern', country: 'CH' });
   const items: unknown[] = [];
@@ -238,25 +240,37 @@ async function importScenario(base: string, token: string): Promise<{ rows: numb
   const body = JSON.stringify({ items });
   const batch: number[] = [];
   const copy: number[] = [];
+  const db = await openDatabase({ DATABASE_URL: dbUrl, DB_POOL_SIZE: 1 });
   const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
+  // Both land in a fresh, empty organisation each round, so neither meets the other's rows.
+  const fresh = async () => {
+    const organisationId = randomUUID();
+    return { organisationId, token: (await createToken(db, { organisationId })).token };
+  };
   for (let round = 0; round < ROUNDS; round++) {
-    const [{ id: org }] = (await sql`INSERT INTO organisation DEFAULT VALUES RETURNING id::text`) as unknown as [{ id: string }];
+    const target = await fresh();
     let start = performance.now();
-    const res = await fetch(`${base}/v1/contacts/imports/batch`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body });
-    if (res.status !== 200) throw new Error(`batch import answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
-    await res.text();
+    const res = await fetch(`${base}/v1/contacts/imports/batch`, { method: 'POST', headers: { Authorization: `Bearer ${target.token}`, 'Content-Type': 'application/json' }, body });
+    const outcome = (await res.json()) as { created?: number; failed?: number };
+    if (res.status !== 200 || outcome.failed !== 0 || outcome.created !== items.length) {
+      throw new Error(`batch import answered ${res.status} with ${JSON.stringify(outcome).slice(0, 200)}`);
+    }
     batch.push(performance.now() - start);
-    // The import above went to the token's organisation; delete it so every round creates.
-    await sql.unsafe(`DELETE FROM contact WHERE external_id LIKE 'bench-%'`);
+    const copied = await fresh();
     start = performance.now();
     const writable = await sql.unsafe('COPY contact (organisation_id, external_id, display_name, email, city, country) FROM STDIN').writable();
     await new Promise<void>((resolve, reject) => {
       writable.on('finish', resolve).on('error', reject);
-      writable.end(`${items.map((x) => { const r = x as Record<string, string>; return [org, r.external_id, r.display_name, r.email, r.city, r.country].join('\t'); }).join('\n')}\n`);
+      const lines = items.map((x) => {
+        const r = x as Record<string, string>;
+        return [copied.organisationId, r.external_id, r.display_name, r.email, r.city, r.country].join('\t');
+      });
+      writable.end(`${lines.join('\n')}\n`);
     });
     copy.push(performance.now() - start);
   }
   await sql.end();
+  await db.close();
   return { rows: items.length, batchRowsPerSecond: Math.round((items.length / median(batch)) * 1000), copyRowsPerSecond: Math.round((items.length / median(copy)) * 1000) };
 }
 
@@ -270,13 +284,19 @@ try {
   const data = await generate(db, size, (what) => log(`  ${what}`));
   await db.close();
 
-  const ports = { engage: 31000, stringify: 31001, passthrough: 31002, platformatic: 31003 };
+  const ports = { engage: 31000, stringify: 31001, passthrough: 31002, platformatic: 31003, engage2: 31004 };
   const node = process.execPath;
   const targets: Target[] = [
     {
       name: 'engage',
       base: `http://127.0.0.1:${ports.engage}`,
       process: start('engage', node, ['--import', 'tsx', 'server/main.ts'], { DATABASE_URL: dbUrl, PORT: String(ports.engage), LOG_LEVEL: 'warn' }),
+    },
+    {
+      // The same server with WORKERS=2, for the scaling from one process to two.
+      name: 'engage-2-workers',
+      base: `http://127.0.0.1:${ports.engage2}`,
+      process: start('engage-2-workers', node, ['--import', 'tsx', 'server/main.ts'], { DATABASE_URL: dbUrl, PORT: String(ports.engage2), LOG_LEVEL: 'warn', WORKERS: '2' }),
     },
     { name: 'stringify', base: `http://127.0.0.1:${ports.stringify}`, process: start('stringify', node, ['--import', 'tsx', 'bench/baselines.ts', 'stringify', String(ports.stringify), dbUrl], {}) },
     { name: 'passthrough', base: `http://127.0.0.1:${ports.passthrough}`, process: start('passthrough', node, ['--import', 'tsx', 'bench/baselines.ts', 'passthrough', String(ports.passthrough), dbUrl], {}) },
@@ -299,13 +319,14 @@ try {
   const results: Array<{ scenario: string; target: string } & Measurement> = [];
   const ceilings: Record<string, number> = {};
   for (const scenario of scenarios(data)) {
-    const runs = up.filter((t) => scenario.requests[t.name]);
+    const requestFor = (t: Target) => scenario.requests[t.name === 'engage-2-workers' ? 'engage' : t.name];
+    const runs = up.filter((t) => requestFor(t));
     log(`${scenario.name}: warm-up`);
-    for (const t of runs) await load(t, scenario.requests[t.name]!, 2);
+    for (const t of runs) await load(t, requestFor(t)!, 2);
     const samples = new Map<string, Measurement[]>();
     for (let round = 0; round < ROUNDS; round++) {
       for (const t of runs) {
-        const m = await load(t, scenario.requests[t.name]!, DURATION);
+        const m = await load(t, requestFor(t)!, DURATION);
         samples.set(t.name, [...(samples.get(t.name) ?? []), m]);
         log(`${scenario.name} / ${t.name} round ${round + 1}: ${m.rps} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms, errors ${m.errors}`);
       }
@@ -324,7 +345,9 @@ try {
     if (scenario.raw) ceilings[scenario.name] = await rawCeiling(scenario.raw.text, scenario.raw.params, DURATION);
   }
   log('5 MiB batch import against COPY');
-  const imported = await importScenario(up[0]!.base, data.large.token).catch((error: Error) => {
+  const engage = up.find((t) => t.name === 'engage');
+  if (!engage) throw new Error('Engage did not start');
+  const imported = await importScenario(engage.base).catch((error: Error) => {
     log(`batch import failed: ${error.message}`);
     return { rows: 0, batchRowsPerSecond: 0, copyRowsPerSecond: 0 };
   });
@@ -357,6 +380,7 @@ function markdown(report: {
     '',
     `${report.date}; ${report.machine.cpus} × ${report.machine.model}, ${report.machine.memoryGb} GiB, Node ${report.machine.node}.`,
     `Dataset ${JSON.stringify(report.settings.dataset)}; ${report.settings.connections} connections, ${report.settings.rounds} rounds of ${report.settings.durationSeconds} s per target, medians shown.`,
+    'engage-2-workers is the same server with WORKERS=2 (each process with its own pool); its ratio column is engage ÷ engage-2-workers.',
     '',
     '| scenario | target | req/s | p50 ms | p99 ms | errors | RSS MB | engage ÷ target |',
     '|---|---|---:|---:|---:|---:|---:|---:|',

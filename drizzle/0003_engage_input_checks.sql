@@ -15,7 +15,8 @@ CREATE FUNCTION engage_is_timestamptz(value text) RETURNS boolean
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
   PERFORM value::timestamptz;
-  RETURN value ~ '^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}';
+  -- ISO 8601 with an offset, as the body schemas require of timestamp fields.
+  RETURN value ~ '^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|z|[+-]\d{2}(:?\d{2})?)$';
 EXCEPTION WHEN others THEN
   RETURN false;
 END

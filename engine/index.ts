@@ -1,7 +1,7 @@
 /**
  * The engine: HTTP-agnostic. A request flows one way through its stages:
- *   parse (raw request -> ApiRequest) -> plan (checked against the registry -> ReadPlan)
- *   -> compile (one parameterized statement) -> execute (the database port) -> respond.
+ *   parse (raw request -> ApiRequest) -> plan (checked against the registry -> ReadPlan or
+ *   WritePlan) -> compile (one parameterized statement) -> execute (the database port) -> respond.
  * Hosts give it raw requests and a tenant scope and get back status, headers and body text.
  */
 import { compileRead } from './compile/read.ts';
@@ -99,12 +99,14 @@ export function createEngine(options: EngineOptions): Engine {
 
   async function write(resource: Resource, request: ApiRequest, raw: RawRequest, scope: Scope): Promise<EngineResponse> {
     const schemas = bodySchemas.get(resource.name)!;
+    // DELETE takes no body; POST and PATCH take JSON.
+    const body = request.method === 'DELETE' ? null : parseJsonBody(raw.body ?? null, raw.header('content-type'));
     const plan =
       request.method === 'DELETE'
         ? planDelete(resource, request)
         : request.method === 'POST'
-          ? planInsert(resource, schemas, request, parseJsonBody(raw.body ?? null, raw.header('content-type')))
-          : planUpdate(resource, schemas, request, parseJsonBody(raw.body ?? null, raw.header('content-type')));
+          ? planInsert(resource, schemas, request, body)
+          : planUpdate(resource, schemas, request, body);
     const statement = compileWrite(plan, scope);
     // One statement is atomic by itself; `Prefer: tx=rollback` needs a transaction to undo it.
     const [row] = plan.rollback

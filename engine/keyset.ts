@@ -7,13 +7,13 @@ import { ident, Params } from './compile/sql.ts';
 import { SCOPED, type Scope, scopeCte } from './compile/scope.ts';
 import type { Queryable } from './db/port.ts';
 import { ApiError, unauthorized } from './errors.ts';
+import { UUID } from './plan/values.ts';
 import type { Resource } from './registry.ts';
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 1000;
 
 const CREATED_AT = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const encode = (createdAt: string, id: string) => Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
 

@@ -37,6 +37,8 @@ export interface Field {
   readonly orderable: boolean;
   /** Set by the server (ids, timestamps, organisation); a client value is ignored or refused. */
   readonly serverManaged: boolean;
+  /** Part of an index or unique constraint, which bounds how long its values may be. */
+  readonly indexed: boolean;
   readonly description: string | undefined;
 }
 
@@ -112,6 +114,9 @@ function buildResource(def: ResourceDefinition): Resource {
   mustExist(def.rules?.map((r) => r.field), 'rules');
   if (!columns.has('organisation_id')) throw new Error(`registry: ${config.name} has no organisation_id`);
 
+  const indexed = new Set(
+    [...config.indexes.flatMap((i) => i.config.columns), ...config.uniqueConstraints.flatMap((u) => u.columns)].map((c) => ('name' in c ? c.name : '')),
+  );
   const orderable = new Set(def.orderable ?? []);
   const filterable = def.filterable ? new Set(def.filterable) : null;
   const serverManaged = new Set(def.serverManaged ?? DEFAULT_SERVER_MANAGED);
@@ -128,6 +133,7 @@ function buildResource(def: ResourceDefinition): Resource {
       filterable: filterable ? filterable.has(column.name) : true,
       orderable: orderable.has(column.name),
       serverManaged: serverManaged.has(column.name),
+      indexed: indexed.has(column.name),
       description: def.fieldDescriptions?.[column.name],
     };
   });

@@ -1,7 +1,8 @@
 /**
- * Respond stage: a read result to status, headers and body, with PostgREST's Content-Range
- * rules (200, 206 for a partial page of a known total, 416 for an offset past the end).
- * The body is the JSON text PostgreSQL built; it is passed through untouched.
+ * Respond stage: a result to status, headers and body, with PostgREST's rules: for reads
+ * Content-Range, 206 for a partial page of a known total and 416 for an offset past the end; for
+ * writes 201/200/204, Location and Preference-Applied. The body is the JSON text PostgreSQL
+ * built; it is passed through untouched.
  */
 import { ApiError } from './errors.ts';
 import type { ReadPlan, WritePlan } from './plan/types.ts';
@@ -71,7 +72,8 @@ export function respondWrite(plan: WritePlan, result: WriteResult): EngineRespon
   };
   if (plan.applied.length > 0) headers['Preference-Applied'] = plan.applied.join(', ');
   if (plan.kind === 'insert' && plan.return === 'headers-only' && result.locationId !== null) {
-    headers.Location = `/${plan.resource.name}?id=eq.${encodeURIComponent(result.locationId)}`;
+    // Relative to the request's own URL, so it holds under /api/v1 and under any host's prefix.
+    headers.Location = `${plan.resource.name}?id=eq.${encodeURIComponent(result.locationId)}`;
   }
   const withBody = plan.return === 'representation';
   if (withBody) headers['Content-Type'] = plan.format === 'object' ? OBJECT_TYPE : JSON_TYPE;

@@ -79,8 +79,11 @@ if (config.WORKERS > 1 && cluster.isPrimary) {
   await db.close();
   let stopping = false;
   for (let i = 0; i < config.WORKERS; i++) cluster.fork();
+  // A worker that dies is replaced; the others keep serving meanwhile.
   cluster.on('exit', (worker, code, signal) => {
-    if (!stopping) log.error({ pid: worker.process.pid, code, signal }, 'worker exited');
+    if (stopping) return;
+    log.error({ pid: worker.process.pid, code, signal }, 'worker exited; starting another');
+    cluster.fork();
   });
   console.log(`Engage API listening on ${base}/api/v1 (PostgreSQL, ${config.WORKERS} processes)`);
   const stop = () => {

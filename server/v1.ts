@@ -10,10 +10,11 @@ import { fileType, storeFile } from '../engine/imports/files.ts';
 import { createJob, getJob, jobView } from '../engine/imports/jobs.ts';
 import { keysetPage, pageLimit } from '../engine/keyset.ts';
 import { parseJsonBody } from '../engine/parse/body.ts';
+import { UUID } from '../engine/plan/values.ts';
+import { JSON_TYPE } from '../engine/respond.ts';
 import { BATCH_LIMIT, BODY_LIMIT, limitBody } from './body-limit.ts';
 import type { AuthVariables } from './auth/bearer.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface VersionedOptions {
   readonly engine: Engine;
@@ -28,7 +29,7 @@ export interface VersionedOptions {
 
 /** A JSON response through the context, so the headers middleware set (Request-Id, engage-version) stay. */
 const json = (c: Context, body: unknown, status: 200 | 201 | 202 = 200) =>
-  c.body(typeof body === 'string' ? body : JSON.stringify(body), status, { 'Content-Type': 'application/json; charset=utf-8' });
+  c.body(typeof body === 'string' ? body : JSON.stringify(body), status, { 'Content-Type': JSON_TYPE });
 
 export function versionedRoutes(options: VersionedOptions): Hono<{ Variables: AuthVariables }> {
   const { engine, db, targets } = options;

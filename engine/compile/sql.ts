@@ -3,6 +3,9 @@
  * through `param`, which appends a `$n::type` placeholder; identifiers only through `ident`.
  */
 
+import { SQL_TYPE } from '../plan/values.ts';
+import type { Field } from '../registry.ts';
+
 export interface CompiledStatement {
   readonly text: string;
   readonly params: readonly (string | null)[];
@@ -29,3 +32,6 @@ export class Params {
 
 /** A quoted identifier. Names come from the registry, but quoting keeps them inert regardless. */
 export const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/** `"a" text, "b" uuid`: a column list for json_to_record(set) with each field's SQL type. */
+export const recordType = (fields: readonly Field[]): string => fields.map((f) => `${ident(f.name)} ${SQL_TYPE[f.kind]}`).join(', ');

@@ -11,18 +11,14 @@
  * unknown custom field) call engage_fail() in the final SELECT, which aborts the statement and
  * with it every data-modifying CTE.
  */
-import type { Field } from '../registry.ts';
 import type { DeletePlan, InsertPlan, UpdatePlan, WritePlan } from '../plan/types.ts';
-import { arrayLiteral, SQL_TYPE } from '../plan/values.ts';
+import { arrayLiteral } from '../plan/values.ts';
 import { jsonBody, projection, storedCustomFields } from './projection.ts';
 import { where } from './read.ts';
 import { type Scope, scopeCte } from './scope.ts';
-import { type CompiledStatement, ident, Params } from './sql.ts';
+import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
 
 const ALLOWED = '(SELECT organisation_id FROM allowed)';
-
-/** `json_to_record(...) AS b("a" text, "b" uuid)`: the body's fields typed as their columns. */
-const recordType = (fields: readonly Field[]) => fields.map((f) => `${ident(f.name)} ${SQL_TYPE[f.kind]}`).join(', ');
 
 function insert(plan: InsertPlan, params: Params): string {
   const table = ident(plan.resource.table);
@@ -111,7 +107,7 @@ function customValueCtes(plan: UpdatePlan, params: Params): { input: string; wri
  * `guard` holds when the organisation is known: before that, a key cannot be judged.
  */
 const customChecks = (guard: string) => [
-  `CASE WHEN ${guard} AND EXISTS (SELECT 1 FROM custom_in c WHERE c.id IS NULL) THEN engage_fail('UNKNOWN_FIELD', (SELECT string_agg(c.key, ', ') FROM custom_in c WHERE c.id IS NULL)) END`,
+  `CASE WHEN ${guard} AND EXISTS (SELECT 1 FROM custom_in c WHERE c.id IS NULL) THEN engage_fail('UNKNOWN_FIELD', (SELECT json_agg(c.key) FROM custom_in c WHERE c.id IS NULL)::text) END`,
   `CASE WHEN ${guard} AND EXISTS (SELECT 1 FROM custom_in c WHERE c.id IS NOT NULL AND NOT (${FITS})) THEN engage_fail('VALIDATION_FAILED', (SELECT json_agg(json_build_object('field', c.key, 'message', 'must be a ' || replace(c.type, '_', ' ') || ' value')) FROM custom_in c WHERE c.id IS NOT NULL AND NOT (${FITS}))::text) END`,
 ];
 

@@ -32,10 +32,12 @@ function failedCheck(code: string, detail: string): ApiError {
       return new ApiError('MAX_AFFECTED_EXCEEDED', `the request would affect ${detail} rows, more than Prefer: max-affected allows; nothing was changed`, {
         context: { rows: Number(detail) },
       });
-    case 'UNKNOWN_FIELD':
-      return new ApiError('UNKNOWN_FIELD', `no custom field named ${detail} exists for this resource in your organisation`, {
-        context: detail.split(', ').map((field) => ({ field, message: 'is not a field or custom field' })),
+    case 'UNKNOWN_FIELD': {
+      const keys = JSON.parse(detail || '[]') as string[];
+      return new ApiError('UNKNOWN_FIELD', `no custom field named ${keys.map((k) => `"${k}"`).join(', ')} exists for this resource in your organisation`, {
+        context: keys.map((field) => ({ field, message: 'is not a field or custom field' })),
       });
+    }
     default:
       return new ApiError('VALIDATION_FAILED', 'the body is not valid: a custom-field value does not fit its type', {
         context: JSON.parse(detail || '[]'),
@@ -100,6 +102,13 @@ export function mapDatabaseError(error: unknown): ApiError {
   const unreachable = closed || UNREACHABLE.has(sqlstate) || (sqlstate.startsWith('08') && sqlstate !== '08P01');
   if (unreachable || ['57P01', '57P02', '57P03', '53300'].includes(sqlstate)) {
     return new ApiError('DATABASE_UNAVAILABLE', 'the database is unavailable; retry shortly', {
+      headers: { 'Retry-After': '1' },
+      cause: error,
+    });
+  }
+  // Deadlocks, serialization failures and lock timeouts: the same request may succeed next time.
+  if (sqlstate.startsWith('40') || sqlstate === '55P03') {
+    return new ApiError('DATABASE_UNAVAILABLE', 'the request collided with another one on the same records; retry it', {
       headers: { 'Retry-After': '1' },
       cause: error,
     });

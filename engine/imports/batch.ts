@@ -7,12 +7,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
-import { Params, ident } from '../compile/sql.ts';
+import { ident, Params, recordType } from '../compile/sql.ts';
 import type { Queryable } from '../db/port.ts';
 import { type BodySchemas, bodySchemas, inspectItem, problemsError, type Row } from '../plan/body.ts';
 import { type CustomField, customValueProblem, customValueRow } from '../plan/custom-values.ts';
-import { arrayLiteral, SQL_TYPE } from '../plan/values.ts';
-import type { CustomFieldEntity, Field, Registry, Resource } from '../registry.ts';
+import { arrayLiteral } from '../plan/values.ts';
+import type { CustomFieldEntity, Registry, Resource } from '../registry.ts';
 
 /** What an import writes: a registry resource and the table of its custom-field values. */
 export interface ImportTarget {
@@ -118,9 +118,6 @@ function accept(target: ImportTarget, customFields: Map<string, CustomField>, or
   return { index, row, custom };
 }
 
-/** `json_to_recordset(...) AS b(...)` column list for fields. */
-const recordType = (fields: readonly Field[]) => fields.map((f) => `${ident(f.name)} ${SQL_TYPE[f.kind]}`).join(', ');
-
 /** Values of `field` among the rows, as text, for `= ANY($n)` look-ups. */
 const valuesOf = (rows: readonly Accepted[], field: string) => [...new Set(rows.map((a) => a.row[field]).filter((v): v is string => typeof v === 'string'))];
 
@@ -155,10 +152,11 @@ export async function importItems(q: Queryable, target: ImportTarget, organisati
 
   const results: ItemResult[] = [];
   let accepted: Accepted[] = [];
-  // An external_id or id may appear once per batch: later items that repeat one fail.
+  // An external_id or id may appear once per batch: later items that repeat one fail. Ids are
+  // compared as uuids (any case), external ids as the case-sensitive text they are.
   const seen = new Map<string, number>();
-  const repeated = (row: Row) =>
-    (['external_id', 'id'] as const).find((key) => typeof row[key] === 'string' && seen.has(`${key}:${String(row[key]).toLowerCase()}`));
+  const token = (key: 'external_id' | 'id', value: unknown) => `${key}:${key === 'id' ? String(value).toLowerCase() : String(value)}`;
+  const repeated = (row: Row) => (['external_id', 'id'] as const).find((key) => typeof row[key] === 'string' && seen.has(token(key, row[key])));
   for (const [i, item] of items.entries()) {
     const outcome = accept(target, customFields, organisationId, item, offset + i);
     if ('status' in outcome) {
@@ -167,11 +165,11 @@ export async function importItems(q: Queryable, target: ImportTarget, organisati
     }
     const key = repeated(outcome.row);
     if (key) {
-      const first = seen.get(`${key}:${String(outcome.row[key]).toLowerCase()}`);
+      const first = seen.get(token(key, outcome.row[key]));
       results.push(failure(outcome.index, 'CONFLICT', `${key} "${outcome.row[key]}" is also given by item ${first} of this batch`, { fields: [key] }));
       continue;
     }
-    for (const k of ['external_id', 'id'] as const) if (typeof outcome.row[k] === 'string') seen.set(`${k}:${String(outcome.row[k]).toLowerCase()}`, outcome.index);
+    for (const k of ['external_id', 'id'] as const) if (typeof outcome.row[k] === 'string') seen.set(token(k, outcome.row[k]), outcome.index);
     accepted.push(outcome);
   }
 
@@ -247,7 +245,8 @@ async function updateRows(q: Queryable, target: ImportTarget, organisationId: st
   const keys = new Set(rows.flatMap((a) => Object.keys(a.row)));
   const fields = target.resource.fields.filter((f) => f.name !== 'id' && keys.has(f.name));
   const params = new Params();
-  const data = rows.map((a) => ({ ...a.row, id: ids.get(a), __keys: Object.keys(a.row) }));
+  // Rows locked in id order, so two batches updating the same records cannot deadlock.
+  const data = rows.map((a) => ({ ...a.row, id: ids.get(a)!, __keys: Object.keys(a.row) })).sort((x, y) => (x.id < y.id ? -1 : 1));
   const sets = fields.map((f) => `${ident(f.name)} = CASE WHEN ${params.add(f.name, 'text')} = ANY(b."__keys") THEN b.${ident(f.name)} ELSE t.${ident(f.name)} END`);
   await q.query(
     `UPDATE ${ident(target.resource.table)} AS t SET ${[...sets, '"updated_at" = now()'].join(', ')}` +

@@ -4,8 +4,11 @@
  * with the job's progress. A job whose process died (no heartbeat for a while) is claimed again
  * and resumes after the last committed item, so nothing is written twice.
  */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { parse } from 'csv-parse';
 import { Params } from '../compile/sql.ts';
+import { mapDatabaseError } from '../db/errors.ts';
 import type { Database, Queryable } from '../db/port.ts';
 import type { CustomField } from '../plan/custom-values.ts';
 import type { FieldKind } from '../registry.ts';
@@ -64,7 +67,7 @@ export async function createJob(q: Queryable, organisationId: string, resource: 
   const org = p.add(organisationId, 'uuid');
   const [job] = await q.query<Job & Record<string, unknown>>(
     `INSERT INTO "import_job" AS j ("organisation_id", "resource", "file_id") SELECT ${org}, ${p.add(resource, 'text')}, f."id" FROM "file" f` +
-      ` WHERE f."organisation_id" = ${org} AND f."id" = ${p.add(fileId, 'uuid')} RETURNING ${JOB_COLUMNS}`,
+      ` WHERE f."organisation_id" = ${org} AND f."id" = ${p.add(fileId, 'uuid')} AND f."sha256" IS NOT NULL RETURNING ${JOB_COLUMNS}`,
     p.values,
   );
   return job ?? null;
@@ -138,12 +141,11 @@ async function* items(q: Queryable, job: Job, type: FileType, target: ImportTarg
     );
     const customTypes = new Map(fields.map((f) => [f.key, f.type]));
     const parser = parse({ columns: true, bom: true, skip_empty_lines: true, relax_column_count: false });
-    const feed = (async () => {
-      for await (const piece of text) if (!parser.write(piece)) await new Promise((r) => parser.once('drain', r));
-      parser.end();
-    })();
+    // pipeline ends the parser when the text ends and destroys it (failing the loop) on an error.
+    const feeding = pipeline(Readable.from(text), parser);
+    feeding.catch(() => {});
     for await (const record of parser) yield fromCsv(record as Record<string, string>, target, customTypes);
-    await feed;
+    await feeding;
     return;
   }
   if (type === 'application/x-ndjson') {
@@ -164,10 +166,10 @@ async function* items(q: Queryable, job: Job, type: FileType, target: ImportTarg
   yield* list;
 }
 
-/** Writes one batch and the job's progress in one transaction. */
 /** Another process resumed this job (this one was taken for dead): leave it to that one. */
 class TakenOver extends Error {}
 
+/** Writes one batch and the job's progress in one transaction. */
 async function commitBatch(db: Database, job: Job, target: ImportTarget, batch: unknown[], offset: number, errorsKept: number): Promise<BatchResult> {
   return db.transaction(async (tx) => {
     // The job row is locked for the batch; its progress must still be where this process left it.
@@ -224,8 +226,11 @@ async function run(db: Database, job: Job & { content_type: FileType }, target: 
     // A file that does not parse fails the job; anything else (the database went away) leaves it
     // running, to be resumed once its heartbeat is stale.
     const unreadable = error instanceof SyntaxError || String((error as { code?: unknown }).code).startsWith('CSV_') || error instanceof FileFormatError;
-    if (!unreadable) throw error;
-    await finish(db, job, `the file could not be read at item ${index + 1}: ${(error as Error).message}`);
+    if (unreadable) return finish(db, job, `the file could not be read at item ${index + 1}: ${(error as Error).message}`);
+    // A database error that retrying cannot cure (a value it refuses) fails the job too.
+    const mapped = mapDatabaseError(error);
+    if (mapped.status < 500) return finish(db, job, `items ${index - batch.length + 1} to ${index} could not be written: ${mapped.message}`);
+    throw error;
   }
 }
 

@@ -7,6 +7,7 @@
 import * as v from 'valibot';
 import { ApiError } from '../errors.ts';
 import type { Field, FieldKind, Resource } from '../registry.ts';
+import { UUID } from './values.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -19,17 +20,20 @@ export function realDate(text: string): boolean {
 
 export const DATE = /^\d{4}-\d{2}-\d{2}$/;
 /** ISO 8601 with an offset: `2026-12-01T09:00:00Z`, `2026-12-01T09:00:00.5+01:00`, seconds optional. */
-export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,6})?)?(?:Z|[+-](?:[01]\d|2[0-3])(?::?[0-5]\d)?)$/i;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,6})?)?(?:Z|[+-](?:0\d|1[0-5])(?::?[0-5]\d)?)$/i;
 const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
-/** PostgreSQL text cannot hold the NUL character. */
-export const noNul = (text: string): boolean => !text.includes('\u0000');
-const NUL_MESSAGE = 'must not contain the NUL character';
+/** Text PostgreSQL can store: no NUL character, no unpaired surrogate. */
+export const storable = (text: string): boolean => !text.includes('\u0000') && text.isWellFormed();
+const NOT_STORABLE = 'must not contain NUL characters or unpaired surrogates';
+/** Exponents PostgreSQL's numeric takes without overflowing. */
+const sensibleExponent = (text: string) => Math.abs(Number(/e([+-]?\d+)$/i.exec(text)?.[1] ?? 0)) <= 1000;
+/** A btree index entry must stay under about 2.7 kB: indexed text is kept well below. */
+const INDEXED_TEXT_MAX = 1000;
 
 const KIND_SCHEMA: Record<FieldKind, () => v.GenericSchema> = {
   uuid: () => v.pipe(v.string('must be a uuid'), v.uuid('must be a uuid')),
-  text: () => v.pipe(v.string('must be a string'), v.check(noNul, NUL_MESSAGE)),
+  text: () => v.pipe(v.string('must be a string'), v.check(storable, NOT_STORABLE)),
   boolean: () => v.boolean('must be true or false'),
   integer: () =>
     v.pipe(
@@ -41,7 +45,7 @@ const KIND_SCHEMA: Record<FieldKind, () => v.GenericSchema> = {
   // A JSON number, or a string holding one for values a double cannot carry exactly.
   numeric: () =>
     v.union(
-      [v.pipe(v.number(), v.finite()), v.pipe(v.string(), v.regex(NUMERIC))],
+      [v.pipe(v.number(), v.finite()), v.pipe(v.string(), v.regex(NUMERIC), v.check(sensibleExponent))],
       'must be a number',
     ),
   date: () => v.pipe(v.string('must be a date (YYYY-MM-DD)'), v.regex(DATE, 'must be a date (YYYY-MM-DD)'), v.check(realDate, 'is not a real date')),
@@ -51,12 +55,15 @@ const KIND_SCHEMA: Record<FieldKind, () => v.GenericSchema> = {
       v.regex(TIMESTAMP, 'must be an ISO 8601 timestamp with an offset, such as 2026-12-01T09:00:00Z'),
       v.check(realDate, 'is not a real date'),
     ),
-  'text[]': () => v.array(v.pipe(v.string('must be a string'), v.check(noNul, NUL_MESSAGE)), 'must be an array of strings'),
+  'text[]': () => v.array(v.pipe(v.string('must be a string'), v.check(storable, NOT_STORABLE)), 'must be an array of strings'),
   jsonb: () => v.unknown(),
 };
 
 function fieldSchema(field: Field): v.GenericSchema {
-  const base = field.enum ? v.picklist(field.enum, `must be one of ${field.enum.join(', ')}`) : KIND_SCHEMA[field.kind]();
+  let base = field.enum ? v.picklist(field.enum, `must be one of ${field.enum.join(', ')}`) : KIND_SCHEMA[field.kind]();
+  if (field.indexed && field.kind === 'text' && !field.enum) {
+    base = v.pipe(base as v.GenericSchema<string>, v.maxLength(INDEXED_TEXT_MAX, `must be at most ${INDEXED_TEXT_MAX} characters`));
+  }
   return field.nullable ? v.nullable(base) : base;
 }
 

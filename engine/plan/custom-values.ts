@@ -2,7 +2,7 @@
  * Custom-field values given in a body (batch imports), checked against `custom_field.type` and
  * spread over the typed columns of a value table, as `appointment_custom_field` is shaped.
  */
-import { DATE, noNul, realDate, TIMESTAMP } from './body.ts';
+import { DATE, realDate, storable, TIMESTAMP } from './body.ts';
 
 export type CustomFieldType = 'string' | 'datetime' | 'boolean' | 'number' | 'date' | 'string_list';
 
@@ -13,12 +13,12 @@ export interface CustomField {
 }
 
 const FITS: Record<CustomFieldType, [(value: unknown) => boolean, string]> = {
-  string: [(v) => typeof v === 'string' && noNul(v), 'must be a string without NUL characters'],
+  string: [(v) => typeof v === 'string' && storable(v), 'must be a string without NUL characters'],
   number: [(v) => typeof v === 'number' && Number.isFinite(v), 'must be a number'],
   boolean: [(v) => typeof v === 'boolean', 'must be true or false'],
   date: [(v) => typeof v === 'string' && DATE.test(v) && realDate(v), 'must be a date (YYYY-MM-DD)'],
   datetime: [(v) => typeof v === 'string' && TIMESTAMP.test(v) && realDate(v), 'must be an ISO 8601 timestamp with an offset'],
-  string_list: [(v) => Array.isArray(v) && v.every((x) => typeof x === 'string' && noNul(x)), 'must be an array of strings'],
+  string_list: [(v) => Array.isArray(v) && v.every((x) => typeof x === 'string' && storable(x)), 'must be an array of strings'],
 };
 
 /** Why a value does not fit its field, or null when it does (null always fits: it clears the value). */

@@ -19,13 +19,16 @@ export const SQL_TYPE: Record<FieldKind, string> = {
   jsonb: 'jsonb',
 };
 
-const UUID = /^\{?[0-9a-f]{8}-?(?:[0-9a-f]{4}-?){3}[0-9a-f]{12}\}?$/i;
+/** A uuid in its canonical form, as the API gives them out and bodies must send them. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Filters also take the other spellings PostgreSQL reads (braces, no hyphens). */
+const ANY_UUID = /^\{?[0-9a-f]{8}-?(?:[0-9a-f]{4}-?){3}[0-9a-f]{12}\}?$/i;
 const INTEGER = /^\s*[+-]?\d+\s*$/;
 const NUMERIC = /^\s*(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|[+-]?infinity|nan)\s*$/i;
 const BOOLEAN = new Set(['t', 'true', 'y', 'yes', 'on', '1', 'f', 'false', 'n', 'no', 'off', '0']);
 
 const CHECKS: Partial<Record<FieldKind, (v: string) => boolean>> = {
-  uuid: (v) => UUID.test(v),
+  uuid: (v) => ANY_UUID.test(v),
   integer: (v) => INTEGER.test(v) && Number(v) >= -2147483648 && Number(v) <= 2147483647,
   numeric: (v) => NUMERIC.test(v),
   boolean: (v) => BOOLEAN.has(v.trim().toLowerCase()),
