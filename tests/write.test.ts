@@ -172,7 +172,10 @@ describe('POST /calendar: one object', () => {
     expect(res.text).toBe('');
     expect(res.headers.get('preference-applied')).toBe('return=headers-only');
     const [row] = await rowsWhere('calendar', 'name', name);
-    expect(res.headers.get('location')).toMatch(new RegExp(`/calendar\\?id=eq\\.${row.id}$`));
+    // Relative to the request URL, so it resolves under /api/v1 (or any prefix the app is mounted at).
+    const location = res.headers.get('location')!;
+    expect(location).toBe(`calendar?id=eq.${row.id}`);
+    expect(new URL(location, 'http://engage.test/api/v1/calendar').href).toBe(`http://engage.test/api/v1/calendar?id=eq.${row.id}`);
   });
 
   it('select= shapes the representation (and is ignored without one)', async () => {
