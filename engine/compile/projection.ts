@@ -37,8 +37,8 @@ export interface Projection {
   readonly select: string;
   /** What follows `FROM <table> t` to make that list work. */
   readonly join: string;
-  /** The JSON of one object, over the projected row aliased `_t`. */
-  readonly row: string;
+  /** One object over the projected row aliased `_t`: a record json_agg turns into JSON, or JSON text. */
+  readonly row: { readonly kind: 'record' | 'text'; readonly sql: string };
 }
 
 /** Whether the columns are the table's own, in order, untouched: `t.*` then costs PostgreSQL least. */
@@ -59,18 +59,24 @@ export function projection(resource: Resource, columns: readonly PlannedColumn[]
           return `${c.cast ? `CAST(${expr} AS ${c.cast})` : expr} AS ${ident(c.key)}`;
         })
         .join(', ');
-  if (customFields === null) return { select: list, join: '', row: '_t' };
+  if (customFields === null) return { select: list, join: '', row: { kind: 'record', sql: '_t' } };
+  // The row's JSON text with the custom-field object's members spliced in before its closing
+  // brace: both are PostgreSQL's own JSON, so the result is JSON without being parsed again.
   return {
     select: `_r AS "__row", ${customFields} AS "__cf"`,
     join: ` CROSS JOIN LATERAL (SELECT ${list}) _r`,
-    row:
-      'CASE WHEN _t."__cf" IS NULL THEN to_json(_t."__row")' +
-      ` ELSE (left(to_json(_t."__row")::text, -1) || ',' || substr(_t."__cf"::text, 2))::json END`,
+    row: {
+      kind: 'text',
+      sql: `CASE WHEN _t."__cf" IS NULL THEN to_json(_t."__row")::text ELSE left(to_json(_t."__row")::text, -1) || ',' || substr(_t."__cf"::text, 2) END`,
+    },
   };
 }
 
 /** The response body: an array of objects, one object (singular), or nothing. */
-export function jsonBody(row: string, format: 'json' | 'object' | 'none'): string {
+export function jsonBody(row: Projection['row'], format: 'json' | 'object' | 'none'): string {
   if (format === 'none') return 'NULL::text';
-  return format === 'object' ? `(json_agg(${row}) -> 0)::text` : `coalesce(json_agg(${row}), '[]')::text`;
+  if (row.kind === 'text') {
+    return format === 'object' ? `(array_agg(${row.sql}))[1]` : `coalesce('[' || string_agg(${row.sql}, ', ') || ']', '[]')`;
+  }
+  return format === 'object' ? `(json_agg(${row.sql}) -> 0)::text` : `coalesce(json_agg(${row.sql}), '[]')::text`;
 }

@@ -144,22 +144,23 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
     body = `(SELECT ${jsonBody(p.row, plan.format)} FROM (SELECT ${p.select} FROM written t${p.join}) _t)`;
   }
 
+  // One pass over the written rows gives the counts, the Location id and the checks.
   const checks: string[] = [];
-  const affected = '(SELECT count(*) FROM written)';
   if (plan.format === 'object') {
-    checks.push(`CASE WHEN ${ALLOWED} IS NOT NULL AND ${affected} <> 1 THEN engage_fail('NOT_ACCEPTABLE', ${affected}::text) END`);
+    checks.push(`CASE WHEN ${ALLOWED} IS NOT NULL AND count(*) <> 1 THEN engage_fail('NOT_ACCEPTABLE', count(*)::text) END`);
   }
   if (plan.maxAffected !== null) {
-    checks.push(`CASE WHEN ${affected} > ${params.add(String(plan.maxAffected), 'int8')} THEN engage_fail('MAX_AFFECTED', ${affected}::text) END`);
+    checks.push(`CASE WHEN count(*) > ${params.add(String(plan.maxAffected), 'int8')} THEN engage_fail('MAX_AFFECTED', count(*)::text) END`);
   }
   // A body naming another organisation is a 403, whatever its keys.
   if (custom) checks.push(...customChecks(`${ALLOWED} IS NOT NULL`));
 
   sql +=
     ' SELECT (SELECT count(*) FROM scope)::int4 AS authorized, (SELECT count(*) FROM allowed)::int4 AS allowed,' +
-    ` ${affected}::int4 AS affected, (SELECT count(*) FROM written WHERE "__inserted")::int4 AS inserted,` +
-    ` ${plan.resource.field('id') ? '(SELECT CASE WHEN count(*) = 1 THEN min("id"::text) END FROM written)' : 'NULL::text'} AS location_id,` +
+    ` count(*)::int4 AS affected, (count(*) FILTER (WHERE w."__inserted"))::int4 AS inserted,` +
+    ` ${plan.resource.field('id') ? 'CASE WHEN count(*) = 1 THEN min(w."id"::text) END' : 'NULL::text'} AS location_id,` +
     ` ${body} AS body` +
-    checks.map((check, i) => `, ${check} AS check_${i}`).join('');
+    checks.map((check, i) => `, ${check} AS check_${i}`).join('') +
+    ' FROM written w';
   return { text: sql, params: params.values };
 }
