@@ -4,7 +4,7 @@
  *   WritePlan) -> compile (one parameterized statement) -> execute (the database port) -> respond.
  * Hosts give it raw requests and a tenant scope and get back status, headers and body text.
  */
-import { compileRead } from './compile/read.ts';
+import { compileCountEstimate, compileRead } from './compile/read.ts';
 import { compileWrite } from './compile/write.ts';
 import { type Scope, scopeCte } from './compile/scope.ts';
 import { Params } from './compile/sql.ts';
@@ -16,6 +16,7 @@ import { parseJsonBody } from './parse/body.ts';
 import { parseRequest, type RawRequest } from './parse/index.ts';
 import { bodySchemas as buildBodySchemas } from './plan/body.ts';
 import { planRead } from './plan/read.ts';
+import type { ReadPlan } from './plan/types.ts';
 import { planDelete, planInsert, planUpdate } from './plan/write.ts';
 import type { ApiRequest } from './request.ts';
 import { type Registry, type Resource, VERBS } from './registry.ts';
@@ -123,6 +124,15 @@ export function createEngine(options: EngineOptions): Engine {
     });
   }
 
+  /** The planner's estimate of the rows a read's filters select. */
+  async function estimateCount(plan: ReadPlan, scope: Scope): Promise<number> {
+    const statement = compileCountEstimate(plan, scope);
+    const [row] = await execute<{ 'QUERY PLAN': unknown }>(statement.text, statement.params);
+    const raw = row?.['QUERY PLAN'];
+    const parsed = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: { 'Plan Rows': number } }>;
+    return Math.round(parsed[0]?.Plan['Plan Rows'] ?? 0);
+  }
+
   /** Runs `respond` after the statement found the token valid, marking its errors so. */
   function checked(respond: () => EngineResponse): EngineResponse {
     try {
@@ -171,7 +181,14 @@ export function createEngine(options: EngineOptions): Engine {
       const statement = compileRead(plan, scope);
       const [row] = await execute<ReadRow>(statement.text, statement.params);
       if (row?.authorized !== 1) throw unauthorized();
-      return checked(() => respondRead(plan, { pageTotal: row.page_total, total: row.total === null ? null : Number(row.total), body: row.body }));
+      let total = row.total === null ? null : Number(row.total);
+      // Counting stops at MAX_ROWS + 1 for `estimated`; past that, and for `planned`, the
+      // planner's estimate serves (a second, cheap statement), so large counts cost little.
+      if (plan.count === 'planned' || (plan.count === 'estimated' && total === plan.limitOfCount)) {
+        // Never fewer than the rows this page has shown to exist.
+        total = Math.max(total ?? 0, plan.offset + row.page_total, await estimateCount(plan, scope));
+      }
+      return checked(() => respondRead(plan, { pageTotal: row.page_total, total, body: row.body }));
     },
 
     authorize,

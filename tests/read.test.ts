@@ -175,3 +175,28 @@ describe('GET /api/v1/', () => {
     expect(asked.headers.get('content-type')).toBe('application/openapi+json; charset=utf-8');
   });
 });
+
+describe('counts that stay cheap on large results', () => {
+  const counted = (maxRows: number) => {
+    const engine = createEngine({ registry: createRegistry(resources), db: t.db, maxRows });
+    const app = createApp({ engine, ping: async () => {} });
+    return (prefer: string) => app.request('/api/v1/contact?order=display_name&limit=1', { headers: { Authorization: `Bearer ${org.token}`, Prefer: prefer } });
+  };
+
+  it('count=estimated is exact up to MAX_ROWS', async () => {
+    const res = await counted(1000)('count=estimated');
+    expect(res.headers.get('content-range')).toBe('0-0/3');
+    expect(res.headers.get('preference-applied')).toBe('count=estimated');
+  });
+
+  it('count=estimated past MAX_ROWS, and count=planned, take the planner\'s estimate, never below what the page shows', async () => {
+    for (const prefer of ['count=estimated', 'count=planned']) {
+      const res = await counted(1)(prefer);
+      const total = Number(res.headers.get('content-range')!.split('/')[1]);
+      expect(Number.isInteger(total)).toBe(true);
+      // estimated counted two rows (MAX_ROWS + 1) before asking the planner; planned shows one.
+      expect(total).toBeGreaterThanOrEqual(prefer === 'count=estimated' ? 2 : 1);
+      expect(res.status).toBe(total > 1 ? 206 : 200);
+    }
+  });
+});

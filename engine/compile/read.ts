@@ -30,11 +30,23 @@ export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
   page += ` LIMIT ${params.add(String(plan.limit), 'int8')}`;
   if (plan.offset > 0) page += ` OFFSET ${params.add(String(plan.offset), 'int8')}`;
 
-  const total = plan.count ? `(SELECT count(*)${from}${filter})::int8` : 'NULL::int8';
+  // exact: every matching row counted. estimated: counted up to MAX_ROWS + 1, past which the
+  // engine asks the planner (compileCountEstimate). planned: the planner alone.
+  let total = 'NULL::int8';
+  if (plan.count === 'exact') total = `(SELECT count(*)${from}${filter})::int8`;
+  if (plan.count === 'estimated') total = `(SELECT count(*) FROM (SELECT 1${from}${filter} LIMIT ${params.add(String(plan.limitOfCount), 'int8')}) c)::int8`;
   const body = jsonBody(p.row, plan.head ? 'none' : plan.format);
 
   const text =
     `${cte} SELECT (SELECT count(*) FROM scope)::int4 AS authorized, count(*)::int4 AS page_total,` +
     ` ${total}::text AS total, ${body} AS body FROM (${page}) _t`;
   return { text, params: params.values };
+}
+
+/** `EXPLAIN` of the count of a read's rows: the planner's estimate, for planned and estimated counts. */
+export function compileCountEstimate(plan: ReadPlan, scope: Scope): CompiledStatement {
+  const params = new Params();
+  const cte = scopeCte(scope, params);
+  const filter = where(plan.where, params);
+  return { text: `EXPLAIN (FORMAT JSON) ${cte} SELECT 1 FROM ${ident(plan.resource.table)} t${filter}`, params: params.values };
 }

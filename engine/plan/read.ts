@@ -265,6 +265,7 @@ export function planRead(resource: Resource, request: ApiRequest, maxRows: numbe
     offset,
     limit,
     count: request.preferences.count,
+    limitOfCount: maxRows + 1,
     format: request.format,
     head: request.method === 'HEAD',
   };

@@ -63,6 +63,8 @@ export interface ReadPlan {
   /** Always set: MAX_ROWS when the caller asked for no limit. */
   readonly limit: number;
   readonly count: CountPreference | null;
+  /** How far `count=estimated` counts exactly before it asks the planner: MAX_ROWS + 1. */
+  readonly limitOfCount: number;
   readonly format: ResponseFormat;
   /** HEAD: the same statement without building a body. */
   readonly head: boolean;
