@@ -14,7 +14,6 @@ import { createLogger, type Logger } from './logger.ts';
 import { type VersionedOptions, versionedRoutes } from './v1.ts';
 import { checkVersion, versionHeader } from './version.ts';
 
-
 export interface AppOptions {
   readonly engine: Engine;
   /** The versioned API (/v1); left out, its routes answer 404. */

@@ -137,18 +137,23 @@ async function lookUp(q: Queryable, table: string, column: string, organisationI
   return new Map(rows.map((r) => [r.key, r.id]));
 }
 
+/** The organisation's custom fields of the target's entity, by key. */
+export async function loadCustomFields(q: Queryable, target: ImportTarget, organisationId: string): Promise<Map<string, CustomField>> {
+  const params = new Params();
+  const rows = await q.query<{ id: string; key: string; type: CustomField['type'] }>(
+    `SELECT "id"::text AS id, "key", "type" FROM "custom_field" WHERE "organisation_id" = ${params.add(organisationId, 'uuid')} AND "entity" = ${params.add(target.entity, 'text')}`,
+    params.values,
+  );
+  return new Map(rows.map((f) => [f.key, f]));
+}
+
 /**
  * Imports items for an organisation through `q` (inside the caller's transaction). `offset` is
  * the index of the first item, for results of a file import read in pieces.
  */
 export async function importItems(q: Queryable, target: ImportTarget, organisationId: string, items: readonly unknown[], offset = 0): Promise<BatchResult> {
   const { resource } = target;
-  const params = new Params();
-  const fieldRows = await q.query<{ id: string; key: string; type: CustomField['type'] }>(
-    `SELECT "id"::text AS id, "key", "type" FROM "custom_field" WHERE "organisation_id" = ${params.add(organisationId, 'uuid')} AND "entity" = ${params.add(target.entity, 'text')}`,
-    params.values,
-  );
-  const customFields = new Map(fieldRows.map((f) => [f.key, f]));
+  const customFields = await loadCustomFields(q, target, organisationId);
 
   const results: ItemResult[] = [];
   let accepted: Accepted[] = [];

@@ -12,7 +12,7 @@ import { mapDatabaseError } from '../db/errors.ts';
 import type { Database, Queryable } from '../db/port.ts';
 import type { CustomField } from '../plan/custom-values.ts';
 import type { FieldKind } from '../registry.ts';
-import { type BatchResult, type ImportTarget, importItems } from './batch.ts';
+import { type BatchResult, type ImportTarget, importItems, loadCustomFields } from './batch.ts';
 import { type FileType, readFile } from './files.ts';
 
 export const JOB_BATCH = 1000;
@@ -134,12 +134,8 @@ class FileFormatError extends Error {}
 async function* items(q: Queryable, job: Job, type: FileType, target: ImportTarget): AsyncGenerator<unknown> {
   const text = readFile(q, job.organisation_id, job.file_id);
   if (type === 'text/csv') {
-    const p = new Params();
-    const fields = await q.query<{ key: string; type: CustomField['type'] }>(
-      `SELECT "key", "type" FROM "custom_field" WHERE "organisation_id" = ${p.add(job.organisation_id, 'uuid')} AND "entity" = ${p.add(target.entity, 'text')}`,
-      p.values,
-    );
-    const customTypes = new Map(fields.map((f) => [f.key, f.type]));
+    const fields = await loadCustomFields(q, target, job.organisation_id);
+    const customTypes = new Map([...fields.values()].map((f) => [f.key, f.type]));
     const parser = parse({ columns: true, bom: true, skip_empty_lines: true, relax_column_count: false });
     // pipeline ends the parser when the text ends and destroys it (failing the loop) on an error.
     const feeding = pipeline(Readable.from(text), parser);
