@@ -18,6 +18,7 @@ import { bodySchemas as buildBodySchemas } from './plan/body.ts';
 import { planRead } from './plan/read.ts';
 import type { ReadPlan } from './plan/types.ts';
 import { planDelete, planInsert, planUpdate } from './plan/write.ts';
+import { ReadCache } from './read-cache.ts';
 import type { ApiRequest } from './request.ts';
 import { type Registry, type Resource, VERBS } from './registry.ts';
 import { type EngineResponse, respondRead, respondWrite } from './respond.ts';
@@ -28,6 +29,8 @@ export interface EngineOptions {
   /** The most rows one page may hold (decisions.md: MAX_ROWS, default 1000). */
   readonly maxRows?: number;
   readonly openapi?: OpenApiOptions;
+  /** Compiled reads kept for repeated requests (default 1000; 0 compiles every read). */
+  readonly readCacheSize?: number;
 }
 
 export interface Engine {
@@ -72,6 +75,7 @@ export function createEngine(options: EngineOptions): Engine {
       return [r.name, { list, header: list.join(', ') }];
     }),
   );
+  const reads = new ReadCache(options.readCacheSize ?? 1000);
   let openapi: Record<string, unknown> | undefined;
 
   async function execute<T>(text: string, params: readonly (string | null)[]): Promise<T[]> {
@@ -176,9 +180,10 @@ export function createEngine(options: EngineOptions): Engine {
       if (raw.method === 'POST' || raw.method === 'PATCH' || raw.method === 'DELETE') {
         return write(resource, parseRequest({ ...raw, method: raw.method }), raw, scope);
       }
-      const request = parseRequest({ ...raw, method: raw.method as 'GET' | 'HEAD' });
-      const plan = planRead(resource, request, maxRows);
-      const statement = compileRead(plan, scope);
+      const { plan, statement } = reads.read(raw, scope, () => {
+        const plan = planRead(resource, parseRequest({ ...raw, method: raw.method as 'GET' | 'HEAD' }), maxRows);
+        return { plan, statement: compileRead(plan, scope) };
+      });
       const [row] = await execute<ReadRow>(statement.text, statement.params);
       if (row?.authorized !== 1) throw unauthorized();
       let total = row.total === null ? null : Number(row.total);

@@ -13,10 +13,13 @@ export type Scope =
   /** SHA-256 (hex) of a bearer token, checked against api_token in the statement itself. */
   | { readonly tokenHash: string };
 
+/** The scope's one parameter. Every statement starts with the scope, so it is always `$1`. */
+export const scopeValue = (scope: Scope): string => ('organisationId' in scope ? scope.organisationId : scope.tokenHash);
+
 export function scopeCte(scope: Scope, params: Params): string {
-  if ('organisationId' in scope) return `WITH scope AS (SELECT ${params.add(scope.organisationId, 'uuid')} AS organisation_id)`;
+  if ('organisationId' in scope) return `WITH scope AS (SELECT ${params.add(scopeValue(scope), 'uuid')} AS organisation_id)`;
   return (
-    `WITH scope AS (SELECT organisation_id FROM api_token WHERE token_hash = ${params.add(scope.tokenHash, 'text')}` +
+    `WITH scope AS (SELECT organisation_id FROM api_token WHERE token_hash = ${params.add(scopeValue(scope), 'text')}` +
     ' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()))'
   );
 }

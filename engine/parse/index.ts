@@ -14,6 +14,9 @@ export interface RawRequest {
   readonly body?: string | null;
 }
 
+/** The headers parseRequest reads; with the method, resource and query they decide its result. */
+export const REQUEST_HEADERS = ['prefer', 'accept', 'range', 'range-unit'] as const;
+
 export function parseRequest(raw: RawRequest & { readonly method: Method }): ApiRequest {
   return {
     method: raw.method,
