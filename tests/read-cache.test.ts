@@ -4,9 +4,13 @@
  * answer a request whose headers differ.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileRead } from '../engine/compile/read.ts';
 import type { Scope } from '../engine/compile/scope.ts';
-import type { RawRequest } from '../engine/parse/index.ts';
+import { parseRequest, type RawRequest } from '../engine/parse/index.ts';
+import { planRead } from '../engine/plan/read.ts';
 import { type CompiledRead, ReadCache } from '../engine/read-cache.ts';
+import { createRegistry } from '../engine/registry.ts';
+import { resources } from '../schema/registry.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 
 const raw = (query: string, headers: Record<string, string> = {}, method = 'GET'): RawRequest => ({
@@ -78,6 +82,27 @@ describe('ReadCache', () => {
     none.read(raw('a'), A);
     expect(none.compiled).toHaveLength(2);
   });
+});
+
+describe('compiled reads', () => {
+  // The cache swaps the caller's scope into $1, so every read must bind its scope there first.
+  const registry = createRegistry(resources);
+  const queries = [
+    ['contact', 'select=id,email&or=(city.eq.Bern,email.like.*x*)&order=display_name&limit=5&offset=2'],
+    ['deal_details', 'value=gte.10'],
+    ['appointment', 'start_time=gte.2026-01-01&start_time=lt.2027-01-01'],
+  ] as const;
+  for (const scope of [A, { organisationId: '00000000-0000-4000-8000-000000000002' }] satisfies Scope[]) {
+    for (const [resource, query] of queries) {
+      it(`bind the ${'tokenHash' in scope ? 'token' : 'organisation'} as $1: ${resource}?${query}`, () => {
+        const request = parseRequest({ method: 'GET', resource, query, header: (name) => (name === 'prefer' ? 'count=exact' : undefined) });
+        const { text, params } = compileRead(planRead(registry.get(resource)!, request, 1000), scope);
+        expect(params[0]).toBe('tokenHash' in scope ? scope.tokenHash : scope.organisationId);
+        expect(params.slice(1)).not.toContain(params[0]);
+        expect(text.indexOf('$1::')).toBe(text.indexOf('$'));
+      });
+    }
+  }
 });
 
 describe('cached reads over HTTP', () => {

@@ -13,7 +13,7 @@ export type Scope =
   /** SHA-256 (hex) of a bearer token, checked against api_token in the statement itself. */
   | { readonly tokenHash: string };
 
-/** The scope's one parameter. Every statement starts with the scope, so it is always `$1`. */
+/** The scope's one parameter. A read's statement starts with the scope, so there it is `$1`. */
 export const scopeValue = (scope: Scope): string => ('organisationId' in scope ? scope.organisationId : scope.tokenHash);
 
 export function scopeCte(scope: Scope, params: Params): string {
