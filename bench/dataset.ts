@@ -17,10 +17,15 @@ export interface DatasetSize {
 
 export const FULL: DatasetSize = { contacts: 1_000_000, deals: 200_000, appointments: 200_000, organisations: 200 };
 export const QUICK: DatasetSize = { contacts: 40_000, deals: 8_000, appointments: 8_000, organisations: 50 };
+/** The small database the list and by-id latencies are compared against. */
+export const SMALL: DatasetSize = { contacts: 10_000, deals: 2_000, appointments: 2_000, organisations: 20 };
+
+/** How many of the large organisation's contacts the by-id scenario cycles through. */
+export const BY_ID_CONTACTS = 2000;
 
 export interface Dataset {
   /** The largest organisation: lists, by-id, details, writes. */
-  readonly large: { id: string; token: string; contactId: string; dealId: string };
+  readonly large: { id: string; token: string; contactIds: readonly string[]; dealId: string };
   /** An organisation of exactly 5,000 contacts, for count=exact. */
   readonly counted: { id: string; token: string };
 }
@@ -86,10 +91,10 @@ export async function generate(db: Database, size: DatasetSize, log: (line: stri
   `);
   log('custom-field values');
 
-  const [contact] = await db.query<{ id: string }>(`SELECT id::text AS id FROM contact WHERE organisation_id = $1::uuid ORDER BY id LIMIT 1`, [large]);
+  const contacts = await db.query<{ id: string }>(`SELECT id::text AS id FROM contact WHERE organisation_id = $1::uuid ORDER BY random() LIMIT ${BY_ID_CONTACTS}`, [large]);
   const [deal] = await db.query<{ id: string }>(`SELECT id::text AS id FROM deal WHERE organisation_id = $1::uuid ORDER BY id LIMIT 1`, [large]);
   return {
-    large: { id: large, token: (await createToken(db, { organisationId: large })).token, contactId: contact!.id, dealId: deal!.id },
+    large: { id: large, token: (await createToken(db, { organisationId: large })).token, contactIds: contacts.map((c) => c.id), dealId: deal!.id },
     counted: { id: counted, token: (await createToken(db, { organisationId: counted })).token },
   };
 }

@@ -6,17 +6,18 @@
  * every scenario against each of them in alternation after a warm-up, so the machine's noise falls
  * on all alike. Writes bench/results.md and bench/results.json.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import ts from 'typescript';
 import { randomUUID } from 'node:crypto';
 import { createToken } from '../server/auth/tokens.ts';
 import { openDatabase } from '../server/database.ts';
-import { type Dataset, FULL, generate, QUICK } from './dataset.ts';
+import { type Dataset, FULL, generate, QUICK, SMALL } from './dataset.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -37,18 +38,24 @@ const log = (line: string) => console.log(`[bench ${new Date().toISOString().sli
 // ---------------------------------------------------------------- database and dataset
 
 const admin = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
-const dbName = `engage_bench_${Date.now()}`;
 const adminSql = postgres(admin, { max: 1, onnotice: () => {} });
-await adminSql.unsafe(`CREATE DATABASE ${dbName}`);
-const url = new URL(admin);
-url.pathname = `/${dbName}`;
-const dbUrl = url.toString();
+const databases: string[] = [];
+/** A new database on the admin connection's server, dropped when the run ends. */
+async function createDatabase(suffix: string): Promise<string> {
+  const name = `engage_bench_${Date.now()}_${suffix}`;
+  await adminSql.unsafe(`CREATE DATABASE ${name}`);
+  databases.push(name);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+const dbUrl = await createDatabase('main');
 
 const children: ChildProcess[] = [];
 async function cleanUp() {
   for (const child of children) child.kill('SIGTERM');
   await new Promise((r) => setTimeout(r, 500));
-  await adminSql.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
+  for (const name of databases) await adminSql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
   await adminSql.end();
 }
 process.on('SIGINT', () => void cleanUp().then(() => process.exit(130)));
@@ -80,12 +87,14 @@ async function waitFor(url: string, seconds = 60): Promise<boolean> {
   return false;
 }
 
-/** Resident memory of a process, in MB. */
+/** Resident memory of the largest process in a tree (a server, or a cluster's workers), in MB. */
 function rssMb(pid: number | undefined): number {
   if (!pid) return 0;
   try {
     const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS'));
-    return Math.round(Number(line?.match(/\d+/)?.[0] ?? 0) / 1024);
+    const own = Math.round(Number(line?.match(/\d+/)?.[0] ?? 0) / 1024);
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    return Math.max(own, ...children.map(rssMb));
   } catch {
     return 0;
   }
@@ -94,7 +103,8 @@ function rssMb(pid: number | undefined): number {
 // ---------------------------------------------------------------- targets and scenarios
 
 interface Request {
-  readonly path: string;
+  /** Several paths are cycled through, one per request. */
+  readonly path: string | readonly string[];
   readonly method?: string;
   readonly headers?: Record<string, string>;
   readonly body?: string;
@@ -113,18 +123,21 @@ interface Scenario {
   readonly raw?: { text: string; params: string[] };
 }
 
-function scenarios(data: Dataset): Scenario[] {
+function scenarios(data: Dataset, small: Dataset): Scenario[] {
   const engine = (token: string) => ({ Authorization: `Bearer ${token}` });
   const org = (id: string) => ({ 'x-organisation': id });
   const json = { 'Content-Type': 'application/json' };
   const calendars = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ name: `Calendar ${i}` })));
   const L = data.large;
+  const S = small.large;
+  const list = '/api/v1/contact?city=eq.Bern&is_blocked=is.false&order=display_name&limit=25';
   const listSql = `SELECT coalesce(json_agg(t), '[]')::text FROM (SELECT * FROM contact WHERE organisation_id = $1 AND city = $2 AND is_blocked = false ORDER BY display_name LIMIT 25) t`;
   return [
     {
       name: 'list: 2 filters + order + limit 25 on contacts',
       requests: {
-        engage: { path: '/api/v1/contact?city=eq.Bern&is_blocked=is.false&order=display_name&limit=25', headers: engine(L.token) },
+        engage: { path: list, headers: engine(L.token) },
+        'engage-10k': { path: list, headers: engine(S.token) },
         stringify: { path: '/list?city=Bern', headers: org(L.id) },
         passthrough: { path: '/list?city=Bern', headers: org(L.id) },
       },
@@ -133,12 +146,15 @@ function scenarios(data: Dataset): Scenario[] {
     {
       name: 'by id',
       requests: {
-        engage: { path: `/api/v1/contact?id=eq.${L.contactId}`, headers: engine(L.token) },
-        stringify: { path: `/by-id?id=${L.contactId}`, headers: org(L.id) },
-        passthrough: { path: `/by-id?id=${L.contactId}`, headers: org(L.id) },
+        // Each connection cycles through 2,000 contacts: more than Engage's cache of compiled
+        // reads holds, so every request is parsed, planned and compiled.
+        engage: { path: L.contactIds.map((id) => `/api/v1/contact?id=eq.${id}`), headers: engine(L.token) },
+        'engage-10k': { path: S.contactIds.map((id) => `/api/v1/contact?id=eq.${id}`), headers: engine(S.token) },
+        stringify: { path: L.contactIds.map((id) => `/by-id?id=${id}`), headers: org(L.id) },
+        passthrough: { path: L.contactIds.map((id) => `/by-id?id=${id}`), headers: org(L.id) },
         // Platformatic DB 2.61 answers its list routes with 500 PLT_SQL_MAPPER_UNKNOWN_FIELD on
         // tables keyed by (organisation_id, id); only its by-key route works on this schema.
-        platformatic: { path: `/contact/organisation/${L.id}/id/${L.contactId}` },
+        platformatic: { path: L.contactIds.map((id) => `/contact/organisation/${L.id}/id/${id}`) },
       },
     },
     {
@@ -176,6 +192,8 @@ function scenarios(data: Dataset): Scenario[] {
 
 interface Measurement {
   rps: number;
+  /** Mean latency in ms, to a hundredth (autocannon's percentiles are whole milliseconds). */
+  mean: number;
   p50: number;
   p99: number;
   errors: number;
@@ -187,17 +205,20 @@ async function load(target: Target, request: Request, duration: number): Promise
   const sampler = setInterval(() => {
     peak = Math.max(peak, rssMb(target.process?.pid));
   }, 250);
+  const paths = typeof request.path === 'string' ? [request.path] : request.path;
   const result = await autocannon({
-    url: target.base + request.path,
+    url: target.base + paths[0],
     method: (request.method ?? 'GET') as 'GET',
     headers: request.headers,
     body: request.body,
+    ...(paths.length > 1 ? { requests: paths.map((path) => ({ path })) } : {}),
     connections: CONNECTIONS,
     duration,
   });
   clearInterval(sampler);
   return {
     rps: Math.round(result.requests.average),
+    mean: Math.round(result.latency.mean * 100) / 100,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.non2xx + result.timeouts,
@@ -276,30 +297,51 @@ async function importScenario(base: string): Promise<{ rows: number; batchRowsPe
 
 // ---------------------------------------------------------------- main
 
-try {
-  const db = await openDatabase({ DATABASE_URL: dbUrl, DB_POOL_SIZE: 2 });
+/** A database of `size`, migrated and filled. */
+async function prepare(url: string, size: typeof FULL): Promise<Dataset> {
+  const db = await openDatabase({ DATABASE_URL: url, DB_POOL_SIZE: 2 });
   await db.migrate();
-  const size = quick ? QUICK : FULL;
   log(`generating ${size.contacts} contacts, ${size.deals} deals, ${size.appointments} appointments in ${size.organisations} organisations`);
   const data = await generate(db, size, (what) => log(`  ${what}`));
   await db.close();
+  return data;
+}
 
-  const ports = { engage: 31000, stringify: 31001, passthrough: 31002, platformatic: 31003, engage2: 31004 };
+/**
+ * Every server runs as JavaScript, as `npm start` runs Engage: Engage from its build, the
+ * baselines transpiled here (they import only packages), so no target pays for a TypeScript loader.
+ */
+function build(): string {
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  const source = readFileSync(`${ROOT}bench/baselines.ts`, 'utf8');
+  const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+  mkdirSync(`${ROOT}bench/dist`, { recursive: true });
+  writeFileSync(`${ROOT}bench/dist/baselines.js`, outputText);
+  return `${ROOT}bench/dist/baselines.js`;
+}
+
+try {
+  const data = await prepare(dbUrl, quick ? QUICK : FULL);
+  // The same scenarios on a small database, for how latency grows with the data.
+  const smallUrl = await createDatabase('small');
+  const small = await prepare(smallUrl, SMALL);
+  const size = quick ? QUICK : FULL;
+  const baselines = build();
+
+  const ports = { engage: 31000, stringify: 31001, passthrough: 31002, platformatic: 31003, engage2: 31004, engage10k: 31005 };
   const node = process.execPath;
+  const engageTarget = (name: string, port: number, env: Record<string, string>): Target => ({
+    name,
+    base: `http://127.0.0.1:${port}`,
+    process: start(name, node, ['dist/server/main.js'], { LOG_LEVEL: 'warn', PORT: String(port), ...env }),
+  });
   const targets: Target[] = [
-    {
-      name: 'engage',
-      base: `http://127.0.0.1:${ports.engage}`,
-      process: start('engage', node, ['--import', 'tsx', 'server/main.ts'], { DATABASE_URL: dbUrl, PORT: String(ports.engage), LOG_LEVEL: 'warn' }),
-    },
-    {
-      // The same server with WORKERS=2, for the scaling from one process to two.
-      name: 'engage-2-workers',
-      base: `http://127.0.0.1:${ports.engage2}`,
-      process: start('engage-2-workers', node, ['--import', 'tsx', 'server/main.ts'], { DATABASE_URL: dbUrl, PORT: String(ports.engage2), LOG_LEVEL: 'warn', WORKERS: '2' }),
-    },
-    { name: 'stringify', base: `http://127.0.0.1:${ports.stringify}`, process: start('stringify', node, ['--import', 'tsx', 'bench/baselines.ts', 'stringify', String(ports.stringify), dbUrl], {}) },
-    { name: 'passthrough', base: `http://127.0.0.1:${ports.passthrough}`, process: start('passthrough', node, ['--import', 'tsx', 'bench/baselines.ts', 'passthrough', String(ports.passthrough), dbUrl], {}) },
+    engageTarget('engage', ports.engage, { DATABASE_URL: dbUrl }),
+    // The same server with WORKERS=2, for the scaling from one process to two.
+    engageTarget('engage-2-workers', ports.engage2, { DATABASE_URL: dbUrl, WORKERS: '2' }),
+    engageTarget('engage-10k', ports.engage10k, { DATABASE_URL: smallUrl }),
+    { name: 'stringify', base: `http://127.0.0.1:${ports.stringify}`, process: start('stringify', node, [baselines, 'stringify', String(ports.stringify), dbUrl], {}) },
+    { name: 'passthrough', base: `http://127.0.0.1:${ports.passthrough}`, process: start('passthrough', node, [baselines, 'passthrough', String(ports.passthrough), dbUrl], {}) },
   ];
   if (!args['skip-platformatic']) {
     const config = { server: { hostname: '127.0.0.1', port: ports.platformatic, logger: { level: 'warn' } }, db: { connectionString: dbUrl, graphql: false, openapi: true }, watch: false };
@@ -318,7 +360,7 @@ try {
 
   const results: Array<{ scenario: string; target: string } & Measurement> = [];
   const ceilings: Record<string, number> = {};
-  for (const scenario of scenarios(data)) {
+  for (const scenario of scenarios(data, small)) {
     const requestFor = (t: Target) => scenario.requests[t.name === 'engage-2-workers' ? 'engage' : t.name];
     const runs = up.filter((t) => requestFor(t));
     log(`${scenario.name}: warm-up`);
@@ -336,6 +378,7 @@ try {
         scenario: scenario.name,
         target,
         rps: median(ms.map((m) => m.rps)),
+        mean: median(ms.map((m) => m.mean)),
         p50: median(ms.map((m) => m.p50)),
         p99: median(ms.map((m) => m.p99)),
         errors: ms.reduce((s, m) => s + m.errors, 0),
@@ -380,7 +423,8 @@ function markdown(report: {
     '',
     `${report.date}; ${report.machine.cpus} × ${report.machine.model}, ${report.machine.memoryGb} GiB, Node ${report.machine.node}.`,
     `Dataset ${JSON.stringify(report.settings.dataset)}; ${report.settings.connections} connections, ${report.settings.rounds} rounds of ${report.settings.durationSeconds} s per target, medians shown.`,
-    'engage-2-workers is the same server with WORKERS=2 (each process with its own pool); its ratio column is engage ÷ engage-2-workers.',
+    'engage-2-workers is the same server with WORKERS=2 (each process with its own pool; RSS is the largest worker); engage-10k is Engage on a database of 10,000 contacts.',
+    'The by-id scenario cycles through 2,000 contacts, more than Engage keeps compiled, so each of its requests is parsed, planned and compiled; the list scenario repeats one request.',
     '',
     '| scenario | target | req/s | p50 ms | p99 ms | errors | RSS MB | engage ÷ target |',
     '|---|---|---:|---:|---:|---:|---:|---:|',
@@ -392,6 +436,14 @@ function markdown(report: {
   }
   lines.push('', '| raw driver, same SQL, no HTTP | queries/s |', '|---|---:|');
   for (const [scenario, qps] of Object.entries(report.rawDriverCeiling)) lines.push(`| ${scenario} | ${qps} |`);
+  lines.push('', '| latency with the data | mean ms (large / 10k) | p99 ms (large / 10k) | mean ratio | p99 ratio |', '|---|---:|---:|---:|---:|');
+  for (const big of report.results.filter((r) => r.target === 'engage')) {
+    const little = report.results.find((r) => r.scenario === big.scenario && r.target === 'engage-10k');
+    if (!little) continue;
+    // autocannon's percentiles are whole milliseconds; a 0 ms one is taken as 1 ms.
+    const ratio = (a: number, b: number) => (Math.max(a, 1) / Math.max(b, 1)).toFixed(2);
+    lines.push(`| ${big.scenario} | ${big.mean} / ${little.mean} | ${big.p99} / ${little.p99} | ${ratio(big.mean, little.mean)} | ${ratio(big.p99, little.p99)} |`);
+  }
   const b = report.batchImport;
   lines.push('', `Batch import of ${b.rows} contacts (5 MiB): ${b.batchRowsPerSecond} rows/s; COPY of the same rows: ${b.copyRowsPerSecond} rows/s (ratio ${(b.batchRowsPerSecond / b.copyRowsPerSecond).toFixed(2)}).`, '');
   return lines.join('\n');
