@@ -32,15 +32,25 @@ app.get('/list', (c) =>
   answer(`${CONTACT} AND city = $2 AND is_blocked = false ORDER BY display_name LIMIT 25`, [c.req.header('x-organisation'), c.req.query('city')]),
 );
 app.get('/by-id', (c) => answer(`${CONTACT} AND id = $2`, [c.req.header('x-organisation'), c.req.query('id')]));
-app.get('/details', (c) =>
-  answer(
-    `SELECT a.*, (SELECT jsonb_object_agg(f.key, CASE f.type WHEN 'string' THEN to_jsonb(v.string_value) WHEN 'number' THEN to_jsonb(v.number_value)
-       WHEN 'string_list' THEN to_jsonb(v.string_list_value) END) FROM appointment_custom_field v JOIN custom_field f
-       ON f.organisation_id = v.organisation_id AND f.id = v.custom_field_id WHERE v.organisation_id = a.organisation_id AND v.appointment_id = a.id) AS custom
-     FROM appointment a WHERE a.organisation_id = $1 ORDER BY a.start_time LIMIT 25`,
-    [c.req.header('x-organisation')],
-  ),
-);
+// Custom-field values become properties of each appointment, as Engage's appointment_details has them.
+const CUSTOM_VALUES = `SELECT jsonb_object_agg(f.key, CASE f.type WHEN 'string' THEN to_jsonb(v.string_value) WHEN 'number' THEN to_jsonb(v.number_value)
+    WHEN 'boolean' THEN to_jsonb(v.boolean_value) WHEN 'date' THEN to_jsonb(v.date_value) WHEN 'datetime' THEN to_jsonb(v.datetime_value)
+    WHEN 'string_list' THEN to_jsonb(v.string_list_value) END)
+  FROM appointment_custom_field v JOIN custom_field f ON f.organisation_id = v.organisation_id AND f.id = v.custom_field_id AND f.entity = 'appointment'
+  WHERE v.organisation_id = a.organisation_id AND v.appointment_id = a.id`;
+const DETAILS = 'FROM appointment a WHERE a.organisation_id = $1 ORDER BY a.start_time LIMIT 25';
+app.get('/details', async (c) => {
+  const org = c.req.header('x-organisation') as string;
+  if (mode === 'stringify') {
+    const rows = await sql.unsafe(`SELECT a.*, (${CUSTOM_VALUES}) AS __custom ${DETAILS}`, [org], { prepare: true });
+    const merged = rows.map(({ __custom, ...row }) => ({ ...row, ...(__custom as object | null) }));
+    return new Response(JSON.stringify(merged), { headers: { 'Content-Type': 'application/json' } });
+  }
+  const [row] = await sql.unsafe(`SELECT coalesce(json_agg(d.x), '[]')::text AS body FROM (SELECT to_jsonb(a) || coalesce((${CUSTOM_VALUES}), '{}') AS x ${DETAILS}) d`, [org], {
+    prepare: true,
+  });
+  return new Response(row!.body as string, { headers: { 'Content-Type': 'application/json' } });
+});
 app.get('/count', async (c) => {
   const org = c.req.header('x-organisation');
   const [{ total }] = (await sql.unsafe('SELECT count(*)::int AS total FROM contact WHERE organisation_id = $1', [org as string], { prepare: true })) as unknown as [
