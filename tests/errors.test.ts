@@ -205,6 +205,39 @@ describe('400 INVALID_QUERY: values and operators that do not fit their field', 
   });
 });
 
+describe('400 INVALID_QUERY whatever the data: values PostgreSQL refuses, over an organisation with no rows', () => {
+  // Plans are generic, so a filter is converted per row; these must fail even where no row is read.
+  let empty: Organisation;
+  beforeAll(async () => {
+    empty = await createOrganisation(t.db);
+  });
+  const refused = [
+    '/contact?birthday=eq.someday',
+    '/contact?birthday=in.(2020-01-01,never)',
+    '/contact?created_at=gt.2026-13-45',
+    '/contact?email=match.(',
+    '/contact?full_name=fts.%26%26%26',
+    '/contact?full_name=fts(nolang).x',
+    '/contact?or=(city.eq.Bern,birthday.lt.soon)',
+    '/deal?value=eq.1e999999',
+    '/appointment_custom_field?string_list_value=cs.{unclosed',
+  ];
+  it.each(refused)('GET %s', async (path) => {
+    await expectError(await t.call(path, empty.token), 400, 'INVALID_QUERY');
+  });
+  const json = { 'Content-Type': 'application/json' };
+  it.each([
+    '/deal?value=eq.1e999999',
+    '/deal?won_at=lt.soon',
+    '/deal?name=match.(',
+    '/deal?name=fts.%26%26%26',
+    '/deal?or=(currency.eq.CHF,won_at.lt.soon)',
+  ])('PATCH and DELETE %s', async (path) => {
+    await expectError(await t.call(path, empty.token, { method: 'PATCH', headers: json, body: '{"name":"Nowhere"}' }), 400, 'INVALID_QUERY');
+    await expectError(await t.call(path, empty.token, { method: 'DELETE' }), 400, 'INVALID_QUERY');
+  });
+});
+
 describe('400 INVALID_QUERY, not 500: requests PostgreSQL refuses', () => {
   // Each of these is well formed but asks for something the database cannot do; the caller
   // must change the request, so it is a 400 that says what is wrong, never an INTERNAL_ERROR.

@@ -4,7 +4,8 @@
  *
  *   WITH scope AS (...)
  *   SELECT (SELECT count(*) FROM scope)::int AS authorized,
- *          count(*)::int AS page_total, <total> AS total, <body> AS body
+ *          count(*)::int AS page_total, <total> AS total, <body> AS body,
+ *          num_nonnulls(<each filter value converted>) AS converted
  *   FROM (SELECT <columns> FROM "table" t WHERE t.organisation_id = <scope> AND ...
  *         ORDER BY ... LIMIT $n OFFSET $m) _t
  */
@@ -39,7 +40,7 @@ export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
 
   const text =
     `${cte} SELECT (SELECT count(*) FROM scope)::int4 AS authorized, count(*)::int4 AS page_total,` +
-    ` ${total}::text AS total, ${body} AS body FROM (${page}) _t`;
+    ` ${total}::text AS total, ${body} AS body, ${params.conversions()} AS converted FROM (${page}) _t`;
   return { text, params: params.values };
 }
 

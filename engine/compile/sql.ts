@@ -16,6 +16,8 @@ const TYPE_NAME = /^[a-z][a-z0-9_]*(\[\])?$/;
 
 export class Params {
   readonly values: (string | null)[] = [];
+  /** Expressions over the caller's values that `conversions` evaluates once. */
+  readonly #converted: string[] = [];
 
   /**
    * A bound parameter cast to `type`. The parameter itself is always declared text, so every
@@ -27,6 +29,28 @@ export class Params {
     this.values.push(value);
     const placeholder = `$${this.values.length}::text`;
     return type === 'text' ? placeholder : `${placeholder}::${type}`;
+  }
+
+  /** A filter value: like `add`, and converted once by `conversions` whether or not a row is read. */
+  addFilterValue(value: string | null, type: string): string {
+    const sql = this.add(value, type);
+    if (type !== 'text') this.convertOnce(sql);
+    return sql;
+  }
+
+  /** Has `conversions` evaluate `expression` (built from the caller's values) once. */
+  convertOnce(expression: string): void {
+    this.#converted.push(expression);
+  }
+
+  /**
+   * An expression that converts every filter value once. Plans are generic (see db/port.ts), so a
+   * filter's cast runs per row, and a malformed date, an overflowing number or a broken search
+   * query over no rows would pass unnoticed; selected once per statement, it fails the same way
+   * whatever the data.
+   */
+  conversions(): string {
+    return this.#converted.length ? `num_nonnulls(${this.#converted.join(', ')})` : '0';
   }
 }
 

@@ -13,17 +13,23 @@ export function target(t: Target, params: Params, table = 't'): string {
 
 function operation(left: string, op: PlannedOperation, params: Params): string {
   switch (op.kind) {
-    case 'compare':
-      return `${left} ${op.operator} ${params.add(op.value, op.type)}`;
+    case 'compare': {
+      const value = params.addFilterValue(op.value, op.type);
+      // A regular expression is compiled where it is first matched: match it once against ''.
+      if (op.operator === '~' || op.operator === '~*') params.convertOnce(`'' ${op.operator} ${value}`);
+      return `${left} ${op.operator} ${value}`;
+    }
     case 'quantified':
-      return `${left} ${op.operator} ${op.quantifier}(${params.add(op.array, `${op.type}[]`)})`;
+      return `${left} ${op.operator} ${op.quantifier}(${params.addFilterValue(op.array, `${op.type}[]`)})`;
     case 'in':
-      return `${left} = ANY(${params.add(op.array, `${op.type}[]`)})`;
+      return `${left} = ANY(${params.addFilterValue(op.array, `${op.type}[]`)})`;
     case 'is':
       return `${left} IS ${op.keyword}`;
     case 'fts': {
-      const language = op.language === null ? '' : `${params.add(op.language, 'regconfig')}, `;
-      return `to_tsvector(${language}${left}) @@ ${op.fn}(${language}${params.add(op.query, 'text')})`;
+      const language = op.language === null ? '' : `${params.addFilterValue(op.language, 'regconfig')}, `;
+      const query = `${op.fn}(${language}${params.add(op.query, 'text')})`;
+      params.convertOnce(query);
+      return `to_tsvector(${language}${left}) @@ ${query}`;
     }
   }
 }

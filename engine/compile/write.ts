@@ -159,7 +159,7 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
     ' SELECT (SELECT count(*) FROM scope)::int4 AS authorized, (SELECT count(*) FROM allowed)::int4 AS allowed,' +
     ` count(*)::int4 AS affected, (count(*) FILTER (WHERE w."__inserted"))::int4 AS inserted,` +
     ` ${plan.resource.field('id') ? 'CASE WHEN count(*) = 1 THEN min(w."id"::text) END' : 'NULL::text'} AS location_id,` +
-    ` ${body} AS body` +
+    ` ${body} AS body, ${params.conversions()} AS converted` +
     checks.map((check, i) => `, ${check} AS check_${i}`).join('') +
     ' FROM written w';
   return { text: sql, params: params.values };

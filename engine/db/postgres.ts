@@ -8,7 +8,7 @@
  * by-id reads in a profile). A single connection never grows that queue, and still pipelines.
  */
 import postgres from 'postgres';
-import type { Database, DatabaseOptions, Queryable, SqlParam } from './port.ts';
+import { type Database, type DatabaseOptions, PLAN_CACHE_MODE, type Queryable, type SqlParam } from './port.ts';
 
 /** Weight of an open transaction in the choice of a connection: others are preferred while it runs. */
 const TRANSACTION_LOAD = 1000;
@@ -33,6 +33,7 @@ export function connectPostgres(url: string, options: DatabaseOptions = {}): Dat
         application_name: 'engage',
         TimeZone: 'UTC',
         statement_timeout: options.statementTimeoutMs ?? 0,
+        plan_cache_mode: PLAN_CACHE_MODE,
       },
     }),
   }));
