@@ -8,7 +8,7 @@ import { requestId } from 'hono/request-id';
 import type { Engine } from '../engine/index.ts';
 import { ApiError } from '../engine/errors.ts';
 import { type AuthVariables, bearerAuth, unauthorized } from './auth/bearer.ts';
-import { BODY_LIMIT, limitBody } from './body-limit.ts';
+import { BODY_LIMIT, limitDeclaredBody, readText } from './body-limit.ts';
 import { renderError, toApiError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { type VersionedOptions, versionedRoutes } from './v1.ts';
@@ -60,7 +60,7 @@ export function createApp(options: AppOptions): Hono<Env> {
 
   const guarded = [versionHeader(), bearerAuth(), checkVersion()] as const;
   // `/api/v1/*` also matches `/api/v1` itself. Routes under /v1 set their own body limits.
-  app.use('/api/v1/*', ...guarded, limitBody(BODY_LIMIT));
+  app.use('/api/v1/*', ...guarded, limitDeclaredBody(BODY_LIMIT));
   app.use('/v1/*', ...guarded);
   if (options.versioned) app.route('/v1', versionedRoutes({ engine, ...options.versioned }));
 
@@ -83,7 +83,7 @@ export function createApp(options: AppOptions): Hono<Env> {
         resource: c.req.param('resource'),
         query: q < 0 ? '' : url.slice(q + 1),
         header: (name) => c.req.header(name),
-        body: c.req.method === 'POST' || c.req.method === 'PATCH' ? await c.req.text() : null,
+        body: c.req.method === 'POST' || c.req.method === 'PATCH' ? await readText(c, BODY_LIMIT) : null,
       },
       c.get('scope'),
     );

@@ -1,6 +1,5 @@
 /** Renders every failure as the contract's error body (decisions.md section 5). */
 import type { Context } from 'hono';
-import { HTTPException } from 'hono/http-exception';
 import { mapDatabaseError } from '../engine/db/errors.ts';
 import { ApiError } from '../engine/errors.ts';
 import type { Logger } from './logger.ts';
@@ -8,9 +7,6 @@ import type { Logger } from './logger.ts';
 /** Any thrown value as an ApiError; what is not one already is a bug, reported as a 500. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  if (error instanceof HTTPException && error.status === 413) {
-    return new ApiError('PAYLOAD_TOO_LARGE', 'the request body is larger than the limit of this endpoint');
-  }
   // Anything else came from the database or is a bug; the mapping tells the two apart.
   return mapDatabaseError(error);
 }

@@ -12,7 +12,7 @@ import { keysetPage, pageLimit } from '../engine/keyset.ts';
 import { parseJsonBody } from '../engine/parse/body.ts';
 import { UUID } from '../engine/plan/values.ts';
 import { JSON_TYPE } from '../engine/respond.ts';
-import { BATCH_LIMIT, BODY_LIMIT, limitBody } from './body-limit.ts';
+import { BATCH_LIMIT, BODY_LIMIT, limitDeclaredBody, readText } from './body-limit.ts';
 import type { AuthVariables } from './auth/bearer.ts';
 
 
@@ -47,9 +47,9 @@ export function versionedRoutes(options: VersionedOptions): Hono<{ Variables: Au
   };
   const notFound = (what: string) => new ApiError('NOT_FOUND', `there is no ${what} with that id in your organisation`);
 
-  app.post('/:name/imports/batch', limitBody(BATCH_LIMIT), async (c) => {
+  app.post('/:name/imports/batch', limitDeclaredBody(BATCH_LIMIT), async (c) => {
     const into = target(c.req.param('name'));
-    const body = parseJsonBody(await c.req.text(), c.req.header('content-type'));
+    const body = parseJsonBody(await readText(c, BATCH_LIMIT), c.req.header('content-type'));
     const items = (body as { items?: unknown } | null)?.items;
     if (typeof body !== 'object' || body === null || Array.isArray(body) || !Array.isArray(items)) {
       throw new ApiError('VALIDATION_FAILED', 'the body must be {"items": [...]}', { context: [{ field: 'items', message: 'must be an array' }] });
@@ -68,9 +68,9 @@ export function versionedRoutes(options: VersionedOptions): Hono<{ Variables: Au
     return json(c, await storeFile(db, organisationId, type, c.req.raw.body, options.fileLimit), 201);
   });
 
-  app.post('/:name/imports', limitBody(BODY_LIMIT), async (c) => {
+  app.post('/:name/imports', limitDeclaredBody(BODY_LIMIT), async (c) => {
     const into = target(c.req.param('name'));
-    const body = parseJsonBody(await c.req.text(), c.req.header('content-type')) as { file_id?: unknown } | null;
+    const body = parseJsonBody(await readText(c, BODY_LIMIT), c.req.header('content-type')) as { file_id?: unknown } | null;
     const fileId = body?.file_id;
     if (typeof fileId !== 'string' || !UUID.test(fileId)) {
       throw new ApiError('VALIDATION_FAILED', 'the body must be {"file_id": "<id from POST /v1/files>"}', {
