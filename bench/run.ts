@@ -15,6 +15,7 @@ import autocannon from 'autocannon';
 import postgres from 'postgres';
 import ts from 'typescript';
 import { randomUUID } from 'node:crypto';
+import { connectPostgres } from '../engine/db/postgres.ts';
 import { createToken } from '../server/auth/tokens.ts';
 import { openDatabase } from '../server/database.ts';
 import { type Dataset, FULL, generate, QUICK, SMALL } from './dataset.ts';
@@ -226,20 +227,23 @@ async function load(target: Target, request: Request, duration: number): Promise
   };
 }
 
-/** The same statement through the driver alone, as many in flight as the HTTP runs have. */
+/**
+ * The same statement through the driver alone, as many in flight as the HTTP runs have, driven as
+ * Engage drives it (engine/db/postgres.ts: four single-connection clients, generic plans).
+ */
 async function rawCeiling(text: string, params: string[], duration: number): Promise<number> {
-  const sql = postgres(dbUrl, { max: 4, onnotice: () => {} });
+  const db = connectPostgres(dbUrl, { poolSize: 4 });
   let count = 0;
   const end = Date.now() + duration * 1000;
   await Promise.all(
     Array.from({ length: CONNECTIONS }, async () => {
       while (Date.now() < end) {
-        await sql.unsafe(text, params, { prepare: true });
+        await db.query(text, params);
         count++;
       }
     }),
   );
-  await sql.end();
+  await db.close();
   return Math.round(count / duration);
 }
 
@@ -434,7 +438,7 @@ function markdown(report: {
     const ratio = engage && r.target !== 'engage' ? (engage.rps / r.rps).toFixed(2) : '';
     lines.push(`| ${r.scenario} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.rssMb} | ${ratio} |`);
   }
-  lines.push('', '| raw driver, same SQL, no HTTP | queries/s |', '|---|---:|');
+  lines.push('', '| raw driver, the passthrough SQL, no HTTP, driven as Engage drives it | queries/s |', '|---|---:|');
   for (const [scenario, qps] of Object.entries(report.rawDriverCeiling)) lines.push(`| ${scenario} | ${qps} |`);
   lines.push('', '| latency with the data | mean ms (large / 10k) | p99 ms (large / 10k) | mean ratio | p99 ratio |', '|---|---:|---:|---:|---:|');
   for (const big of report.results.filter((r) => r.target === 'engage')) {
