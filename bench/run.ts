@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { connectPostgres } from '../engine/db/postgres.ts';
 import { createToken } from '../server/auth/tokens.ts';
 import { openDatabase } from '../server/database.ts';
-import { type Dataset, FULL, generate, QUICK, SMALL } from './dataset.ts';
+import { type Dataset, type DatasetSize, FULL, generate, QUICK, SMALL } from './dataset.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -302,7 +302,7 @@ async function importScenario(base: string): Promise<{ rows: number; batchRowsPe
 // ---------------------------------------------------------------- main
 
 /** A database of `size`, migrated and filled. */
-async function prepare(url: string, size: typeof FULL): Promise<Dataset> {
+async function prepare(url: string, size: DatasetSize): Promise<Dataset> {
   const db = await openDatabase({ DATABASE_URL: url, DB_POOL_SIZE: 2 });
   await db.migrate();
   log(`generating ${size.contacts} contacts, ${size.deals} deals, ${size.appointments} appointments in ${size.organisations} organisations`);
@@ -325,11 +325,11 @@ function build(): string {
 }
 
 try {
-  const data = await prepare(dbUrl, quick ? QUICK : FULL);
+  const size = quick ? QUICK : FULL;
+  const data = await prepare(dbUrl, size);
   // The same scenarios on a small database, for how latency grows with the data.
   const smallUrl = await createDatabase('small');
   const small = await prepare(smallUrl, SMALL);
-  const size = quick ? QUICK : FULL;
   const baselines = build();
 
   const ports = { engage: 31000, stringify: 31001, passthrough: 31002, platformatic: 31003, engage2: 31004, engage10k: 31005 };

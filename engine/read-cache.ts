@@ -6,8 +6,7 @@
  * parameter, and statements of one query shape share their text, so PostgreSQL's prepared
  * statement serves them all whatever the values. Bounded; the least recently used entry goes.
  */
-import type { Scope } from './compile/scope.ts';
-import { scopeValue } from './compile/scope.ts';
+import { type Scope, scopeValue } from './compile/scope.ts';
 import type { CompiledStatement } from './compile/sql.ts';
 import { REQUEST_HEADERS, type RawRequest } from './parse/index.ts';
 import type { ReadPlan } from './plan/types.ts';

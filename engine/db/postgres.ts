@@ -52,7 +52,7 @@ export function connectPostgres(url: string, options: DatabaseOptions = {}): Dat
 
   return {
     kind: 'postgres',
-    query: (text, params = []) => on(1, (sql) => sql.unsafe(text, params as SqlParam[], { prepare: true }) as never),
+    query: (text, params) => on(1, (sql) => queryable(sql).query(text, params)),
     transaction: (fn) => on(TRANSACTION_LOAD, (sql) => sql.begin((tx) => fn(queryable(tx))) as never),
     exec: (text) => on(1, async (sql) => void (await sql.unsafe(text))),
     close: async () => void (await Promise.all(connections.map((c) => c.sql.end({ timeout: 5 })))),
