@@ -22,14 +22,21 @@ async function answer(text: string, params: unknown[]): Promise<Response> {
     const rows = await sql.unsafe(text, params as never[], { prepare: true });
     return new Response(JSON.stringify(rows), { headers: { 'Content-Type': 'application/json' } });
   }
-  const [row] = await sql.unsafe(`SELECT coalesce(json_agg(t), '[]')::text AS body FROM (${text}) t`, params as never[], { prepare: true });
+  const [row] = await sql.unsafe(
+    `SELECT coalesce(json_agg(t), '[]')::text AS body FROM (${text}) t`,
+    params as never[],
+    { prepare: true },
+  );
   return new Response(row!.body as string, { headers: { 'Content-Type': 'application/json' } });
 }
 
 const CONTACT = `SELECT * FROM contact WHERE organisation_id = $1`;
 const app = new Hono();
 app.get('/list', (c) =>
-  answer(`${CONTACT} AND city = $2 AND is_blocked = false ORDER BY display_name LIMIT 25`, [c.req.header('x-organisation'), c.req.query('city')]),
+  answer(`${CONTACT} AND city = $2 AND is_blocked = false ORDER BY display_name LIMIT 25`, [
+    c.req.header('x-organisation'),
+    c.req.query('city'),
+  ]),
 );
 app.get('/by-id', (c) => answer(`${CONTACT} AND id = $2`, [c.req.header('x-organisation'), c.req.query('id')]));
 // Custom-field values become properties of each appointment, as Engage's appointment_details has them.
@@ -46,25 +53,35 @@ app.get('/details', async (c) => {
     const merged = rows.map(({ __custom, ...row }) => ({ ...row, ...(__custom as object | null) }));
     return new Response(JSON.stringify(merged), { headers: { 'Content-Type': 'application/json' } });
   }
-  const [row] = await sql.unsafe(`SELECT coalesce(json_agg(d.x), '[]')::text AS body FROM (SELECT to_jsonb(a) || coalesce((${CUSTOM_VALUES}), '{}') AS x ${DETAILS}) d`, [org], {
-    prepare: true,
-  });
+  const [row] = await sql.unsafe(
+    `SELECT coalesce(json_agg(d.x), '[]')::text AS body FROM (SELECT to_jsonb(a) || coalesce((${CUSTOM_VALUES}), '{}') AS x ${DETAILS}) d`,
+    [org],
+    {
+      prepare: true,
+    },
+  );
   return new Response(row!.body as string, { headers: { 'Content-Type': 'application/json' } });
 });
 app.get('/count', async (c) => {
   const org = c.req.header('x-organisation');
-  const [{ total }] = (await sql.unsafe('SELECT count(*)::int AS total FROM contact WHERE organisation_id = $1', [org as string], { prepare: true })) as unknown as [
-    { total: number },
-  ];
+  const [{ total }] = (await sql.unsafe(
+    'SELECT count(*)::int AS total FROM contact WHERE organisation_id = $1',
+    [org as string],
+    { prepare: true },
+  )) as unknown as [{ total: number }];
   const res = await answer(`${CONTACT} LIMIT 25`, [org]);
   res.headers.set('Content-Range', `0-24/${total}`);
   return res;
 });
 app.patch('/deal', async (c) => {
   const body = await c.req.json<{ status_key: string }>();
-  await sql.unsafe('UPDATE deal SET status_key = $3, updated_at = now() WHERE organisation_id = $1 AND id = $2', [c.req.header('x-organisation'), c.req.query('id'), body.status_key] as never[], {
-    prepare: true,
-  });
+  await sql.unsafe(
+    'UPDATE deal SET status_key = $3, updated_at = now() WHERE organisation_id = $1 AND id = $2',
+    [c.req.header('x-organisation'), c.req.query('id'), body.status_key] as never[],
+    {
+      prepare: true,
+    },
+  );
   return c.body(null, 204);
 });
 app.post('/calendars', async (c) => {
@@ -77,4 +94,6 @@ app.post('/calendars', async (c) => {
   return c.body(null, 201);
 });
 
-serve({ fetch: app.fetch, port: Number(port), hostname: '127.0.0.1' }, () => console.log(`baseline ${mode} on ${port}`));
+serve({ fetch: app.fetch, port: Number(port), hostname: '127.0.0.1' }, () =>
+  console.log(`baseline ${mode} on ${port}`),
+);

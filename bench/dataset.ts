@@ -91,10 +91,21 @@ export async function generate(db: Database, size: DatasetSize, log: (line: stri
   `);
   log('custom-field values');
 
-  const contacts = await db.query<{ id: string }>(`SELECT id::text AS id FROM contact WHERE organisation_id = $1::uuid ORDER BY random() LIMIT ${BY_ID_CONTACTS}`, [large]);
-  const [deal] = await db.query<{ id: string }>(`SELECT id::text AS id FROM deal WHERE organisation_id = $1::uuid ORDER BY id LIMIT 1`, [large]);
+  const contacts = await db.query<{ id: string }>(
+    `SELECT id::text AS id FROM contact WHERE organisation_id = $1::uuid ORDER BY random() LIMIT ${BY_ID_CONTACTS}`,
+    [large],
+  );
+  const [deal] = await db.query<{ id: string }>(
+    `SELECT id::text AS id FROM deal WHERE organisation_id = $1::uuid ORDER BY id LIMIT 1`,
+    [large],
+  );
   return {
-    large: { id: large, token: (await createToken(db, { organisationId: large })).token, contactIds: contacts.map((c) => c.id), dealId: deal!.id },
+    large: {
+      id: large,
+      token: (await createToken(db, { organisationId: large })).token,
+      contactIds: contacts.map((c) => c.id),
+      dealId: deal!.id,
+    },
     counted: { id: counted, token: (await createToken(db, { organisationId: counted })).token },
   };
 }

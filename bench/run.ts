@@ -7,6 +7,7 @@
  * on all alike. Writes bench/results.md and bench/results.json.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +15,6 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import ts from 'typescript';
-import { randomUUID } from 'node:crypto';
 import { connectPostgres } from '../engine/db/postgres.ts';
 import { createToken } from '../server/auth/tokens.ts';
 import { openDatabase } from '../server/database.ts';
@@ -92,9 +92,15 @@ async function waitFor(url: string, seconds = 60): Promise<boolean> {
 function rssMb(pid: number | undefined): number {
   if (!pid) return 0;
   try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS'));
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS'));
     const own = Math.round(Number(line?.match(/\d+/)?.[0] ?? 0) / 1024);
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
     return Math.max(own, ...children.map(rssMb));
   } catch {
     return 0;
@@ -177,8 +183,18 @@ function scenarios(data: Dataset, small: Dataset): Scenario[] {
     {
       name: 'PATCH one deal',
       requests: {
-        engage: { path: `/api/v1/deal?id=eq.${L.dealId}`, method: 'PATCH', headers: { ...engine(L.token), ...json }, body: '{"status_key":"open"}' },
-        stringify: { path: `/deal?id=${L.dealId}`, method: 'PATCH', headers: { ...org(L.id), ...json }, body: '{"status_key":"open"}' },
+        engage: {
+          path: `/api/v1/deal?id=eq.${L.dealId}`,
+          method: 'PATCH',
+          headers: { ...engine(L.token), ...json },
+          body: '{"status_key":"open"}',
+        },
+        stringify: {
+          path: `/deal?id=${L.dealId}`,
+          method: 'PATCH',
+          headers: { ...org(L.id), ...json },
+          body: '{"status_key":"open"}',
+        },
       },
     },
     {
@@ -251,9 +267,17 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 // ---------------------------------------------------------------- the import scenario
 
-async function importScenario(base: string): Promise<{ rows: number; batchRowsPerSecond: number; copyRowsPerSecond: number }> {
+async function importScenario(
+  base: string,
+): Promise<{ rows: number; batchRowsPerSecond: number; copyRowsPerSecond: number }> {
   const LIMIT = 5 * 1024 * 1024;
-  const item = (i: number) => ({ external_id: `bench-${i}`, display_name: `Imported ${i}`, email: `imported${i}@example.com`, city: 'Bern', country: 'CH' });
+  const item = (i: number) => ({
+    external_id: `bench-${i}`,
+    display_name: `Imported ${i}`,
+    email: `imported${i}@example.com`,
+    city: 'Bern',
+    country: 'CH',
+  });
   const items: unknown[] = [];
   let size = 12;
   for (let i = 0; ; i++) {
@@ -275,7 +299,11 @@ async function importScenario(base: string): Promise<{ rows: number; batchRowsPe
   for (let round = 0; round < ROUNDS; round++) {
     const target = await fresh();
     let start = performance.now();
-    const res = await fetch(`${base}/v1/contacts/imports/batch`, { method: 'POST', headers: { Authorization: `Bearer ${target.token}`, 'Content-Type': 'application/json' }, body });
+    const res = await fetch(`${base}/v1/contacts/imports/batch`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${target.token}`, 'Content-Type': 'application/json' },
+      body,
+    });
     const outcome = (await res.json()) as { created?: number; failed?: number };
     if (res.status !== 200 || outcome.failed !== 0 || outcome.created !== items.length) {
       throw new Error(`batch import answered ${res.status} with ${JSON.stringify(outcome).slice(0, 200)}`);
@@ -283,7 +311,9 @@ async function importScenario(base: string): Promise<{ rows: number; batchRowsPe
     batch.push(performance.now() - start);
     const copied = await fresh();
     start = performance.now();
-    const writable = await sql.unsafe('COPY contact (organisation_id, external_id, display_name, email, city, country) FROM STDIN').writable();
+    const writable = await sql
+      .unsafe('COPY contact (organisation_id, external_id, display_name, email, city, country) FROM STDIN')
+      .writable();
     await new Promise<void>((resolve, reject) => {
       writable.on('finish', resolve).on('error', reject);
       const lines = items.map((x) => {
@@ -296,7 +326,11 @@ async function importScenario(base: string): Promise<{ rows: number; batchRowsPe
   }
   await sql.end();
   await db.close();
-  return { rows: items.length, batchRowsPerSecond: Math.round((items.length / median(batch)) * 1000), copyRowsPerSecond: Math.round((items.length / median(copy)) * 1000) };
+  return {
+    rows: items.length,
+    batchRowsPerSecond: Math.round((items.length / median(batch)) * 1000),
+    copyRowsPerSecond: Math.round((items.length / median(copy)) * 1000),
+  };
 }
 
 // ---------------------------------------------------------------- main
@@ -305,7 +339,9 @@ async function importScenario(base: string): Promise<{ rows: number; batchRowsPe
 async function prepare(url: string, size: DatasetSize): Promise<Dataset> {
   const db = await openDatabase({ DATABASE_URL: url, DB_POOL_SIZE: 2 });
   await db.migrate();
-  log(`generating ${size.contacts} contacts, ${size.deals} deals, ${size.appointments} appointments in ${size.organisations} organisations`);
+  log(
+    `generating ${size.contacts} contacts, ${size.deals} deals, ${size.appointments} appointments in ${size.organisations} organisations`,
+  );
   const data = await generate(db, size, (what) => log(`  ${what}`));
   await db.close();
   return data;
@@ -318,7 +354,9 @@ async function prepare(url: string, size: DatasetSize): Promise<Dataset> {
 function build(): string {
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const source = readFileSync(`${ROOT}bench/baselines.ts`, 'utf8');
-  const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } });
+  const { outputText } = ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+  });
   mkdirSync(`${ROOT}bench/dist`, { recursive: true });
   writeFileSync(`${ROOT}bench/dist/baselines.js`, outputText);
   return `${ROOT}bench/dist/baselines.js`;
@@ -332,7 +370,14 @@ try {
   const small = await prepare(smallUrl, SMALL);
   const baselines = build();
 
-  const ports = { engage: 31000, stringify: 31001, passthrough: 31002, platformatic: 31003, engage2: 31004, engage10k: 31005 };
+  const ports = {
+    engage: 31000,
+    stringify: 31001,
+    passthrough: 31002,
+    platformatic: 31003,
+    engage2: 31004,
+    engage10k: 31005,
+  };
   const node = process.execPath;
   const engageTarget = (name: string, port: number, env: Record<string, string>): Target => ({
     name,
@@ -344,16 +389,34 @@ try {
     // The same server with WORKERS=2, for the scaling from one process to two.
     engageTarget('engage-2-workers', ports.engage2, { DATABASE_URL: dbUrl, WORKERS: '2' }),
     engageTarget('engage-10k', ports.engage10k, { DATABASE_URL: smallUrl }),
-    { name: 'stringify', base: `http://127.0.0.1:${ports.stringify}`, process: start('stringify', node, [baselines, 'stringify', String(ports.stringify), dbUrl], {}) },
-    { name: 'passthrough', base: `http://127.0.0.1:${ports.passthrough}`, process: start('passthrough', node, [baselines, 'passthrough', String(ports.passthrough), dbUrl], {}) },
+    {
+      name: 'stringify',
+      base: `http://127.0.0.1:${ports.stringify}`,
+      process: start('stringify', node, [baselines, 'stringify', String(ports.stringify), dbUrl], {}),
+    },
+    {
+      name: 'passthrough',
+      base: `http://127.0.0.1:${ports.passthrough}`,
+      process: start('passthrough', node, [baselines, 'passthrough', String(ports.passthrough), dbUrl], {}),
+    },
   ];
   if (!args['skip-platformatic']) {
-    const config = { server: { hostname: '127.0.0.1', port: ports.platformatic, logger: { level: 'warn' } }, db: { connectionString: dbUrl, graphql: false, openapi: true }, watch: false };
+    const config = {
+      server: { hostname: '127.0.0.1', port: ports.platformatic, logger: { level: 'warn' } },
+      db: { connectionString: dbUrl, graphql: false, openapi: true },
+      watch: false,
+    };
     writeFileSync(`${ROOT}bench/platformatic.db.json`, JSON.stringify(config, null, 2));
     targets.push({
       name: 'platformatic',
       base: `http://127.0.0.1:${ports.platformatic}`,
-      process: start('platformatic', node, [`${ROOT}bench/node_modules/@platformatic/db/db.mjs`, 'start', '-c', 'platformatic.db.json'], {}, `${ROOT}bench`),
+      process: start(
+        'platformatic',
+        node,
+        [`${ROOT}bench/node_modules/@platformatic/db/db.mjs`, 'start', '-c', 'platformatic.db.json'],
+        {},
+        `${ROOT}bench`,
+      ),
     });
   }
   const up: Target[] = [];
@@ -374,7 +437,9 @@ try {
       for (const t of runs) {
         const m = await load(t, requestFor(t)!, DURATION);
         samples.set(t.name, [...(samples.get(t.name) ?? []), m]);
-        log(`${scenario.name} / ${t.name} round ${round + 1}: ${m.rps} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms, errors ${m.errors}`);
+        log(
+          `${scenario.name} / ${t.name} round ${round + 1}: ${m.rps} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms, errors ${m.errors}`,
+        );
       }
     }
     for (const [target, ms] of samples) {
@@ -401,7 +466,12 @@ try {
 
   const report = {
     date: new Date().toISOString(),
-    machine: { cpus: cpus().length, model: cpus()[0]?.model, memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version },
+    machine: {
+      cpus: cpus().length,
+      model: cpus()[0]?.model,
+      memoryGb: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+    },
     settings: { quick, durationSeconds: DURATION, rounds: ROUNDS, connections: CONNECTIONS, dataset: size },
     results,
     rawDriverCeiling: ceilings,
@@ -436,19 +506,31 @@ function markdown(report: {
   for (const r of report.results) {
     const engage = report.results.find((x) => x.scenario === r.scenario && x.target === 'engage');
     const ratio = engage && r.target !== 'engage' ? (engage.rps / r.rps).toFixed(2) : '';
-    lines.push(`| ${r.scenario} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.rssMb} | ${ratio} |`);
+    lines.push(
+      `| ${r.scenario} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.rssMb} | ${ratio} |`,
+    );
   }
   lines.push('', '| raw driver, the passthrough SQL, no HTTP, driven as Engage drives it | queries/s |', '|---|---:|');
   for (const [scenario, qps] of Object.entries(report.rawDriverCeiling)) lines.push(`| ${scenario} | ${qps} |`);
-  lines.push('', '| latency with the data | mean ms (large / 10k) | p99 ms (large / 10k) | mean ratio | p99 ratio |', '|---|---:|---:|---:|---:|');
+  lines.push(
+    '',
+    '| latency with the data | mean ms (large / 10k) | p99 ms (large / 10k) | mean ratio | p99 ratio |',
+    '|---|---:|---:|---:|---:|',
+  );
   for (const big of report.results.filter((r) => r.target === 'engage')) {
     const little = report.results.find((r) => r.scenario === big.scenario && r.target === 'engage-10k');
     if (!little) continue;
     // autocannon's percentiles are whole milliseconds; a 0 ms one is taken as 1 ms.
     const ratio = (a: number, b: number) => (Math.max(a, 1) / Math.max(b, 1)).toFixed(2);
-    lines.push(`| ${big.scenario} | ${big.mean} / ${little.mean} | ${big.p99} / ${little.p99} | ${ratio(big.mean, little.mean)} | ${ratio(big.p99, little.p99)} |`);
+    lines.push(
+      `| ${big.scenario} | ${big.mean} / ${little.mean} | ${big.p99} / ${little.p99} | ${ratio(big.mean, little.mean)} | ${ratio(big.p99, little.p99)} |`,
+    );
   }
   const b = report.batchImport;
-  lines.push('', `Batch import of ${b.rows} contacts (5 MiB): ${b.batchRowsPerSecond} rows/s; COPY of the same rows: ${b.copyRowsPerSecond} rows/s (ratio ${(b.batchRowsPerSecond / b.copyRowsPerSecond).toFixed(2)}).`, '');
+  lines.push(
+    '',
+    `Batch import of ${b.rows} contacts (5 MiB): ${b.batchRowsPerSecond} rows/s; COPY of the same rows: ${b.copyRowsPerSecond} rows/s (ratio ${(b.batchRowsPerSecond / b.copyRowsPerSecond).toFixed(2)}).`,
+    '',
+  );
   return lines.join('\n');
 }

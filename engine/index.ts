@@ -5,9 +5,9 @@
  * Hosts give it raw requests and a tenant scope and get back status, headers and body text.
  */
 import { compileCountEstimate, compileRead } from './compile/read.ts';
-import { compileWrite } from './compile/write.ts';
 import { type Scope, scopeCte } from './compile/scope.ts';
 import { Params } from './compile/sql.ts';
+import { compileWrite } from './compile/write.ts';
 import { mapDatabaseError } from './db/errors.ts';
 import type { Database } from './db/port.ts';
 import { ApiError, unauthorized } from './errors.ts';
@@ -19,8 +19,8 @@ import { planRead } from './plan/read.ts';
 import type { ReadPlan } from './plan/types.ts';
 import { planDelete, planInsert, planUpdate } from './plan/write.ts';
 import { ReadCache } from './read-cache.ts';
-import type { ApiRequest } from './request.ts';
 import { type Registry, type Resource, VERBS } from './registry.ts';
+import type { ApiRequest } from './request.ts';
 import { type EngineResponse, respondRead, respondWrite } from './respond.ts';
 
 export interface EngineOptions {
@@ -61,7 +61,9 @@ interface ReadRow {
 
 /** The methods a resource answers, for 405s and OPTIONS: HEAD comes with GET. */
 function allowedMethods(resource: Resource): string[] {
-  const allowed = VERBS.filter((verb) => resource.verbs.has(verb)).flatMap((verb) => (verb === 'GET' ? ['GET', 'HEAD'] : [verb]));
+  const allowed = VERBS.filter((verb) => resource.verbs.has(verb)).flatMap((verb) =>
+    verb === 'GET' ? ['GET', 'HEAD'] : [verb],
+  );
   return [...allowed, 'OPTIONS'];
 }
 
@@ -95,14 +97,23 @@ export function createEngine(options: EngineOptions): Engine {
     }
     const methods = allowed.get(resource.name)!;
     if (!methods.list.includes(method)) {
-      throw new ApiError('METHOD_NOT_ALLOWED', `${resource.name} does not offer ${method}; it offers ${methods.header}`, {
-        headers: { Allow: methods.header },
-      });
+      throw new ApiError(
+        'METHOD_NOT_ALLOWED',
+        `${resource.name} does not offer ${method}; it offers ${methods.header}`,
+        {
+          headers: { Allow: methods.header },
+        },
+      );
     }
     return resource;
   }
 
-  async function write(resource: Resource, request: ApiRequest, raw: RawRequest, scope: Scope): Promise<EngineResponse> {
+  async function write(
+    resource: Resource,
+    request: ApiRequest,
+    raw: RawRequest,
+    scope: Scope,
+  ): Promise<EngineResponse> {
     const schemas = bodySchemas.get(resource.name)!;
     // DELETE takes no body; POST and PATCH take JSON.
     const body = request.method === 'DELETE' ? null : parseJsonBody(raw.body ?? null, raw.header('content-type'));
@@ -120,11 +131,20 @@ export function createEngine(options: EngineOptions): Engine {
     if (row?.authorized !== 1) throw unauthorized();
     return checked(() => {
       if (row.allowed !== 1) {
-        throw new ApiError('FORBIDDEN', 'the body names another organisation; a token acts for its own organisation only', {
-          hint: 'Leave organisation_id out of the body: it is taken from the token.',
-        });
+        throw new ApiError(
+          'FORBIDDEN',
+          'the body names another organisation; a token acts for its own organisation only',
+          {
+            hint: 'Leave organisation_id out of the body: it is taken from the token.',
+          },
+        );
       }
-      return respondWrite(plan, { affected: row.affected, inserted: row.inserted, locationId: row.location_id, body: row.body });
+      return respondWrite(plan, {
+        affected: row.affected,
+        inserted: row.inserted,
+        locationId: row.location_id,
+        body: row.body,
+      });
     });
   }
 
@@ -164,7 +184,10 @@ export function createEngine(options: EngineOptions): Engine {
 
   async function authorize(scope: Scope): Promise<string | null> {
     const params = new Params();
-    const rows = await execute<{ organisation_id: string }>(`${scopeCte(scope, params)} SELECT organisation_id FROM scope`, params.values);
+    const rows = await execute<{ organisation_id: string }>(
+      `${scopeCte(scope, params)} SELECT organisation_id FROM scope`,
+      params.values,
+    );
     return rows[0]?.organisation_id ?? null;
   }
 
@@ -205,9 +228,9 @@ export function createEngine(options: EngineOptions): Engine {
   };
 }
 
-export { ApiError, isApiError, type ErrorCode } from './errors.ts';
 export type { Scope } from './compile/scope.ts';
 export type { Database, Queryable } from './db/port.ts';
+export { ApiError, type ErrorCode, isApiError } from './errors.ts';
 export type { RawRequest } from './parse/index.ts';
-export type { EngineResponse } from './respond.ts';
 export { createRegistry, defineResource, type Registry, type Resource, type ResourceDefinition } from './registry.ts';
+export type { EngineResponse } from './respond.ts';

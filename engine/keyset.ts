@@ -3,8 +3,9 @@
  * cursor an opaque token of the last row's key, so a walk sees every row once even while rows
  * are inserted. The rows' JSON is built by PostgreSQL and passed through.
  */
-import { ident, Params } from './compile/sql.ts';
+
 import { SCOPED, type Scope, scopeCte } from './compile/scope.ts';
+import { ident, Params } from './compile/sql.ts';
 import type { Queryable } from './db/port.ts';
 import { ApiError, unauthorized } from './errors.ts';
 import { UUID } from './plan/values.ts';
@@ -21,13 +22,23 @@ function decode(cursor: string): [string, string] {
   try {
     const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
     // Our own key: PostgreSQL's timestamptz text and a uuid.
-    if (Array.isArray(key) && key.length === 2 && typeof key[0] === 'string' && typeof key[1] === 'string' && CREATED_AT.test(key[0]) && UUID.test(key[1])) {
+    if (
+      Array.isArray(key) &&
+      key.length === 2 &&
+      typeof key[0] === 'string' &&
+      typeof key[1] === 'string' &&
+      CREATED_AT.test(key[0]) &&
+      UUID.test(key[1])
+    ) {
       return key as [string, string];
     }
   } catch {
     // Reported below.
   }
-  throw new ApiError('INVALID_QUERY', 'cursor is not one this API gave out; pass next_cursor from the previous page unchanged');
+  throw new ApiError(
+    'INVALID_QUERY',
+    'cursor is not one this API gave out; pass next_cursor from the previous page unchanged',
+  );
 }
 
 export function pageLimit(value: string | undefined): number {
@@ -39,7 +50,13 @@ export function pageLimit(value: string | undefined): number {
 }
 
 /** `{"data": [...], "next_cursor": "..." | null}` as text. */
-export async function keysetPage(q: Queryable, resource: Resource, scope: Scope, limit: number, cursor: string | undefined): Promise<string> {
+export async function keysetPage(
+  q: Queryable,
+  resource: Resource,
+  scope: Scope,
+  limit: number,
+  cursor: string | undefined,
+): Promise<string> {
   const params = new Params();
   const cte = scopeCte(scope, params);
   let after = '';
@@ -49,7 +66,13 @@ export async function keysetPage(q: Queryable, resource: Resource, scope: Scope,
   }
   const columns = resource.fields.map((f) => `t.${ident(f.name)}`).join(', ');
   // One row more than the page tells whether there is a next page.
-  const rows = await q.query<{ authorized: number; data: string; n: number; last_created: string | null; last_id: string | null }>(
+  const rows = await q.query<{
+    authorized: number;
+    data: string;
+    n: number;
+    last_created: string | null;
+    last_id: string | null;
+  }>(
     `${cte}, page AS (SELECT ${columns}, row_number() OVER (ORDER BY t."created_at", t."id") AS n FROM ${ident(resource.table)} t` +
       ` WHERE t."organisation_id" = ${SCOPED}${after} ORDER BY t."created_at", t."id" LIMIT ${params.add(String(limit + 1), 'int8')})` +
       ` SELECT (SELECT count(*) FROM scope)::int4 AS authorized, (SELECT count(*) FROM page)::int4 AS n,` +

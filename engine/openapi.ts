@@ -4,11 +4,12 @@
  * operations share (parameters, error responses, headers) lives once in `components` and is
  * referenced by `$ref`, which keeps the document small: a list answers GET and HEAD alike.
  */
-import { type Field, type FieldKind, type Registry, type Resource, type Verb, VERBS } from './registry.ts';
+
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { bodySchemas } from './plan/body.ts';
 import { OPERATORS, SELECT_CASTS } from './plan/read.ts';
+import { type Field, type FieldKind, type Registry, type Resource, VERBS, type Verb } from './registry.ts';
 import { CURRENT_VERSION, SUPPORTED_VERSIONS } from './versions.ts';
 
 export interface OpenApiOptions {
@@ -36,10 +37,16 @@ const RESERVED_KEYS = new Set(['select', 'columns', 'on_conflict', 'order', 'lim
 
 /** Error responses every operation may name, by status (decisions.md section 5). */
 const ERROR_RESPONSES = {
-  400: ['BadRequest', 'Bad Request: a malformed query, an unknown field, an invalid body, a PATCH or DELETE without a filter, or an unsupported engage-version.'],
+  400: [
+    'BadRequest',
+    'Bad Request: a malformed query, an unknown field, an invalid body, a PATCH or DELETE without a filter, or an unsupported engage-version.',
+  ],
   401: ['Unauthorized', 'Unauthorized: the bearer token is missing, unknown, expired or revoked.'],
   403: ['Forbidden', 'Forbidden: the body acts for another organisation.'],
-  406: ['NotAcceptable', 'Not Acceptable: an unsupported Accept, or a single object asked for when not exactly one row matches.'],
+  406: [
+    'NotAcceptable',
+    'Not Acceptable: an unsupported Accept, or a single object asked for when not exactly one row matches.',
+  ],
   409: ['Conflict', 'Conflict: a unique value is taken, or a referenced record does not exist in the organisation.'],
   413: ['PayloadTooLarge', 'Payload Too Large: the body exceeds 1 MiB.'],
   415: ['UnsupportedMediaType', 'Unsupported Media Type: the body is not application/json.'],
@@ -85,7 +92,11 @@ const SHARED_PARAMETERS: Record<string, Json> = {
     'order',
     'Ordering: comma-separated terms `field[.asc|.desc][.nullsfirst|.nullslast]`, on the fields each resource allows.',
   ),
-  limit: queryParameter('limit', `${PAGINATION}: the most rows to return. A page never exceeds the server's maximum.`, DIGITS),
+  limit: queryParameter(
+    'limit',
+    `${PAGINATION}: the most rows to return. A page never exceeds the server's maximum.`,
+    DIGITS,
+  ),
   offset: queryParameter('offset', `${PAGINATION}: the rows to skip.`, DIGITS),
   and: queryParameter(
     'and',
@@ -98,7 +109,10 @@ const SHARED_PARAMETERS: Record<string, Json> = {
     'Logic tree of which one condition must hold, e.g. `or=(name.eq.a,value.gt.1)`; same syntax as `and`. ' +
       'The key `not.or` negates the whole tree.',
   ),
-  columns: queryParameter('columns', 'Columns: the body keys to insert, comma-separated; other keys of the body are ignored.'),
+  columns: queryParameter(
+    'columns',
+    'Columns: the body keys to insert, comma-separated; other keys of the body are ignored.',
+  ),
   on_conflict: queryParameter(
     'on_conflict',
     'On Conflict: the comma-separated fields of the unique constraint an upsert (`Prefer: resolution=...`) resolves on.',
@@ -130,12 +144,18 @@ const SHARED_PARAMETERS: Record<string, Json> = {
 };
 
 const HEADERS: Record<string, Json> = {
-  'Request-Id': { description: 'Identifies the request; an error body repeats it as request_id.', schema: { type: 'string' } },
+  'Request-Id': {
+    description: 'Identifies the request; an error body repeats it as request_id.',
+    schema: { type: 'string' },
+  },
   'Content-Range': {
     description: 'The rows returned and the total, e.g. `0-24/*`, or `0-24/3573` with `Prefer: count=exact`.',
     schema: { type: 'string' },
   },
-  Location: { description: 'Where the created row can be read (with `Prefer: return=headers-only`).', schema: { type: 'string' } },
+  Location: {
+    description: 'Where the created row can be read (with `Prefer: return=headers-only`).',
+    schema: { type: 'string' },
+  },
 };
 
 const ERROR_SCHEMA: Json = {
@@ -213,7 +233,9 @@ function orderParameter(resource: Resource): Json {
 }
 
 function resourceParameters(resource: Resource): Array<[string, Json]> {
-  const filters = usesFilters(resource) ? filterable(resource).map((f): [string, Json] => [filterKey(resource, f), filterParameter(f)]) : [];
+  const filters = usesFilters(resource)
+    ? filterable(resource).map((f): [string, Json] => [filterKey(resource, f), filterParameter(f)])
+    : [];
   const order: Array<[string, Json]> =
     resource.verbs.has('GET') && orderable(resource).length > 0 ? [[orderKey(resource), orderParameter(resource)]] : [];
   return [...filters, ...order];
@@ -225,7 +247,9 @@ const shared = (...names: string[]) => names.map((name) => ref('parameters', nam
 
 function filterRefs(resource: Resource): Json[] {
   const fields = filterable(resource);
-  return fields.length === 0 ? [] : [...fields.map((f) => ref('parameters', filterKey(resource, f))), ...shared('and', 'or')];
+  return fields.length === 0
+    ? []
+    : [...fields.map((f) => ref('parameters', filterKey(resource, f))), ...shared('and', 'or')];
 }
 
 const errors = (...statuses: ErrorStatus[]) =>
@@ -288,8 +312,12 @@ function bodySchema(resource: Resource, schema: v.GenericSchema): Json {
 function bodySchemaEntries(resource: Resource): Array<[string, Json]> {
   const schemas = bodySchemas(resource);
   return [
-    ...(resource.verbs.has('POST') ? [[`${resource.name}.create`, bodySchema(resource, schemas.schema.create)] as [string, Json]] : []),
-    ...(resource.verbs.has('PATCH') ? [[`${resource.name}.update`, bodySchema(resource, schemas.schema.update)] as [string, Json]] : []),
+    ...(resource.verbs.has('POST')
+      ? [[`${resource.name}.create`, bodySchema(resource, schemas.schema.create)] as [string, Json]]
+      : []),
+    ...(resource.verbs.has('PATCH')
+      ? [[`${resource.name}.update`, bodySchema(resource, schemas.schema.update)] as [string, Json]]
+      : []),
   ];
 }
 
@@ -297,9 +325,13 @@ function createOperation(resource: Resource): Json {
   const schema = ref('schemas', `${resource.name}.create`);
   return {
     post: operation(resource, 'create', `Create ${resource.name}`, {
-      description: 'Takes one object or an array of them, written in one statement. Server-managed fields are set by the server.',
+      description:
+        'Takes one object or an array of them, written in one statement. Server-managed fields are set by the server.',
       parameters: shared('select', 'columns', 'on_conflict', 'Prefer', 'engage-version'),
-      requestBody: { required: true, content: { [JSON_TYPE]: { schema: { oneOf: [schema, { type: 'array', items: schema }] } } } },
+      requestBody: {
+        required: true,
+        content: { [JSON_TYPE]: { schema: { oneOf: [schema, { type: 'array', items: schema }] } } },
+      },
       responses: {
         201: rows(resource, 'Created: the rows with `Prefer: return=representation`, else an empty body.', {
           Location: ref('headers', 'Location'),
@@ -365,7 +397,10 @@ const ROOT_PATH: Json = {
       200: {
         description: 'OK',
         headers: requestId,
-        content: { 'application/openapi+json': { schema: { type: 'object' } }, [JSON_TYPE]: { schema: { type: 'object' } } },
+        content: {
+          'application/openapi+json': { schema: { type: 'object' } },
+          [JSON_TYPE]: { schema: { type: 'object' } },
+        },
       },
       ...errors(401),
     },

@@ -8,7 +8,7 @@
  */
 import { type Scope, scopeValue } from './compile/scope.ts';
 import type { CompiledStatement } from './compile/sql.ts';
-import { REQUEST_HEADERS, type RawRequest } from './parse/index.ts';
+import { type RawRequest, REQUEST_HEADERS } from './parse/index.ts';
 import type { ReadPlan } from './plan/types.ts';
 
 export interface CompiledRead {

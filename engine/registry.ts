@@ -11,7 +11,16 @@ export const VERBS = ['GET', 'POST', 'PATCH', 'DELETE'] as const;
 export type Verb = (typeof VERBS)[number];
 
 /** The value kinds the engine knows how to filter, validate and describe. */
-export type FieldKind = 'uuid' | 'text' | 'boolean' | 'integer' | 'numeric' | 'date' | 'timestamptz' | 'text[]' | 'jsonb';
+export type FieldKind =
+  | 'uuid'
+  | 'text'
+  | 'boolean'
+  | 'integer'
+  | 'numeric'
+  | 'date'
+  | 'timestamptz'
+  | 'text[]'
+  | 'jsonb';
 
 const KIND_BY_SQL_TYPE: Record<string, FieldKind> = {
   uuid: 'uuid',
@@ -85,7 +94,9 @@ export interface Resource {
   readonly description: string | undefined;
   readonly verbs: ReadonlySet<Verb>;
   readonly fields: readonly Field[];
-  readonly customFields: { readonly entity: CustomFieldEntity; readonly table: string; readonly parentKey: string } | undefined;
+  readonly customFields:
+    | { readonly entity: CustomFieldEntity; readonly table: string; readonly parentKey: string }
+    | undefined;
   readonly rules: readonly FieldRule[];
   field(name: string): Field | undefined;
 }
@@ -105,17 +116,23 @@ function buildResource(def: ResourceDefinition): Resource {
   const columns = new Map(config.columns.map((c) => [c.name, c]));
   const mustExist = (names: readonly string[] | undefined, what: string) => {
     for (const name of names ?? []) {
-      if (!columns.has(name)) throw new Error(`registry: ${def.name}.${what} names '${name}', which ${config.name} lacks`);
+      if (!columns.has(name))
+        throw new Error(`registry: ${def.name}.${what} names '${name}', which ${config.name} lacks`);
     }
   };
   mustExist(def.orderable, 'orderable');
   mustExist(def.filterable, 'filterable');
   mustExist(def.serverManaged, 'serverManaged');
-  mustExist(def.rules?.map((r) => r.field), 'rules');
+  mustExist(
+    def.rules?.map((r) => r.field),
+    'rules',
+  );
   if (!columns.has('organisation_id')) throw new Error(`registry: ${config.name} has no organisation_id`);
 
   const indexed = new Set(
-    [...config.indexes.flatMap((i) => i.config.columns), ...config.uniqueConstraints.flatMap((u) => u.columns)].map((c) => ('name' in c ? c.name : '')),
+    [...config.indexes.flatMap((i) => i.config.columns), ...config.uniqueConstraints.flatMap((u) => u.columns)].map(
+      (c) => ('name' in c ? c.name : ''),
+    ),
   );
   const orderable = new Set(def.orderable ?? []);
   const filterable = def.filterable ? new Set(def.filterable) : null;

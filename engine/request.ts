@@ -25,7 +25,12 @@ export type FtsOp = (typeof FTS_OPS)[number];
 export type IsValue = (typeof IS_VALUES)[number];
 
 export type Operation =
-  | { readonly kind: 'quantifiable'; readonly op: QuantifiableOp; readonly quantifier: 'any' | 'all' | null; readonly value: string }
+  | {
+      readonly kind: 'quantifiable';
+      readonly op: QuantifiableOp;
+      readonly quantifier: 'any' | 'all' | null;
+      readonly value: string;
+    }
   | { readonly kind: 'simple'; readonly op: SimpleOp; readonly value: string }
   | { readonly kind: 'in'; readonly values: readonly string[] }
   | { readonly kind: 'is'; readonly value: IsValue }

@@ -30,16 +30,24 @@ export function respondRead(plan: ReadPlan, result: ReadResult): EngineResponse 
   const contentRange = `${total !== 0 && n > 0 ? `${offset}-${upper}` : '*'}/${total ?? '*'}`;
 
   if (total !== null && offset > total) {
-    throw new ApiError('RANGE_NOT_SATISFIABLE', `an offset of ${offset} was requested, but there are only ${total} rows`, {
-      hint: 'Ask for an offset lower than the total in Content-Range.',
-      headers: { 'Content-Range': `*/${total}` },
-    });
+    throw new ApiError(
+      'RANGE_NOT_SATISFIABLE',
+      `an offset of ${offset} was requested, but there are only ${total} rows`,
+      {
+        hint: 'Ask for an offset lower than the total in Content-Range.',
+        headers: { 'Content-Range': `*/${total}` },
+      },
+    );
   }
   if (plan.format === 'object' && n !== 1) {
-    throw new ApiError('NOT_ACCEPTABLE', `a single object was requested (application/vnd.pgrst.object+json), but the result has ${n} rows`, {
-      hint: 'Narrow the filters to exactly one row, or accept application/json for an array.',
-      context: { rows: n },
-    });
+    throw new ApiError(
+      'NOT_ACCEPTABLE',
+      `a single object was requested (application/vnd.pgrst.object+json), but the result has ${n} rows`,
+      {
+        hint: 'Narrow the filters to exactly one row, or accept application/json for an array.',
+        context: { rows: n },
+      },
+    );
   }
 
   const headers: Record<string, string> = {

@@ -5,8 +5,16 @@
 import * as t from './tables.ts';
 
 export const imports = {
-  contacts: { resource: 'contact', table: t.contact, values: { entity: 'contact', table: t.contact_custom_field, parentKey: 'contact_id' } },
-  deals: { resource: 'deal', table: t.deal, values: { entity: 'deal', table: t.deal_custom_field, parentKey: 'deal_id' } },
+  contacts: {
+    resource: 'contact',
+    table: t.contact,
+    values: { entity: 'contact', table: t.contact_custom_field, parentKey: 'contact_id' },
+  },
+  deals: {
+    resource: 'deal',
+    table: t.deal,
+    values: { entity: 'deal', table: t.deal_custom_field, parentKey: 'deal_id' },
+  },
   appointments: {
     resource: 'appointment',
     table: t.appointment,

@@ -48,7 +48,13 @@ export const resources: readonly ResourceDefinition[] = [
     description: 'Calendars. Only virtual calendars can be created through the API.',
     verbs: ['GET', 'POST', 'PATCH', 'DELETE'],
     orderable: ['created_at', 'updated_at', 'name'],
-    rules: [{ field: 'type', allows: (type) => type === 'virtual', message: 'must be virtual: only virtual calendars can be created through the API' }],
+    rules: [
+      {
+        field: 'type',
+        allows: (type) => type === 'virtual',
+        message: 'must be virtual: only virtual calendars can be created through the API',
+      },
+    ],
   }),
   defineResource({
     name: 'deal',

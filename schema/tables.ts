@@ -32,7 +32,15 @@ export const CURRENCIES = ['EUR', 'CHF', 'USD'] as const;
 export const CUSTOM_FIELD_TYPES = ['string', 'datetime', 'boolean', 'number', 'date', 'string_list'] as const;
 export const CUSTOM_FIELD_ENTITIES = ['contact', 'deal', 'appointment'] as const;
 export const TRANSACTIONAL_OPT_INS = ['legitimate_interest', 'contract_fulfillment', 'consent_granted'] as const;
-export const CHANNELS = ['whatsapp', 'sms', 'email', 'facebook', 'instagram', 'google_business_messaging', 'postal'] as const;
+export const CHANNELS = [
+  'whatsapp',
+  'sms',
+  'email',
+  'facebook',
+  'instagram',
+  'google_business_messaging',
+  'postal',
+] as const;
 
 /** `col in ('a', 'b')` for a check constraint; the values are our own constants, never input. */
 const oneOf = (column: AnyPgColumn, values: readonly string[]) =>
@@ -95,13 +103,22 @@ function tenantTable<const C extends TenantColumns>(name: string, columns: C, ex
 const orgIndex = (table: string, t: Columns, ...fields: string[]) =>
   index(`${table}_${fields.join('_')}_idx`).on(col(t, 'organisation_id'), ...fields.map((f) => col(t, f)));
 
-const externalIdUnique = (table: string, t: Columns) => unique(`${table}_external_id_key`).on(col(t, 'organisation_id'), col(t, 'external_id'));
+const externalIdUnique = (table: string, t: Columns) =>
+  unique(`${table}_external_id_key`).on(col(t, 'organisation_id'), col(t, 'external_id'));
 
 /** A foreign key that stays inside the organisation: (organisation_id, column) -> target (organisation_id, id). */
-const references = (name: string, t: Columns, column: string, target: AnyTable, onDelete: 'cascade' | 'no action' = 'no action') =>
-  foreignKey({ name, columns: [col(t, 'organisation_id'), col(t, column)], foreignColumns: [target.organisation_id, target.id] }).onDelete(
-    onDelete,
-  );
+const references = (
+  name: string,
+  t: Columns,
+  column: string,
+  target: AnyTable,
+  onDelete: 'cascade' | 'no action' = 'no action',
+) =>
+  foreignKey({
+    name,
+    columns: [col(t, 'organisation_id'), col(t, column)],
+    foreignColumns: [target.organisation_id, target.id],
+  }).onDelete(onDelete);
 
 export const segment = tenantTable('segment', {
   name: text(),
@@ -165,7 +182,10 @@ export const contact = tenantTable(
   (t) => [
     externalIdUnique('contact', t),
     ...CHANNELS.map((channel) =>
-      check(`contact_${channel}_transactional_opt_in_check`, oneOf(col(t, `${channel}_transactional_opt_in`), TRANSACTIONAL_OPT_INS)),
+      check(
+        `contact_${channel}_transactional_opt_in_check`,
+        oneOf(col(t, `${channel}_transactional_opt_in`), TRANSACTIONAL_OPT_INS),
+      ),
     ),
     orgIndex('contact', t, 'created_at', 'id'),
     orgIndex('contact', t, 'display_name'),
@@ -182,7 +202,10 @@ export const appointment_type = tenantTable(
     description: text(),
     external_id: text(),
   },
-  (t) => [externalIdUnique('appointment_type', t), unique('appointment_type_key_key').on(col(t, 'organisation_id'), col(t, 'key'))],
+  (t) => [
+    externalIdUnique('appointment_type', t),
+    unique('appointment_type_key_key').on(col(t, 'organisation_id'), col(t, 'key')),
+  ],
 );
 
 export const appointment = tenantTable(
@@ -240,7 +263,10 @@ export const contact_note = tenantTable(
     text: text(),
     created_by_id: uuid(),
   },
-  (t) => [references('contact_note_contact_fkey', t, 'contact_id', contact, 'cascade'), orgIndex('contact_note', t, 'contact_id')],
+  (t) => [
+    references('contact_note_contact_fkey', t, 'contact_id', contact, 'cascade'),
+    orgIndex('contact_note', t, 'contact_id'),
+  ],
 );
 
 export const campaign = tenantTable('campaign', { name: text() });
@@ -281,9 +307,13 @@ function customFieldValues<const K extends string>(name: string, parentKey: K, p
       boolean_value: boolean(),
       datetime_value: timestamptz(),
       string_list_value: text().array(),
-    } as Record<K | 'custom_field_id' | 'organisation_id', ReturnType<typeof uuid>> & Record<string, PgColumnBuilderBase>,
+    } as Record<K | 'custom_field_id' | 'organisation_id', ReturnType<typeof uuid>> &
+      Record<string, PgColumnBuilderBase>,
     (t: Columns) => [
-      primaryKey({ name: `${name}_pkey`, columns: [col(t, 'organisation_id'), col(t, parentKey), col(t, 'custom_field_id')] }),
+      primaryKey({
+        name: `${name}_pkey`,
+        columns: [col(t, 'organisation_id'), col(t, parentKey), col(t, 'custom_field_id')],
+      }),
       references(`${name}_parent_fkey`, t, parentKey, parent, 'cascade'),
       references(`${name}_custom_field_fkey`, t, 'custom_field_id', custom_field, 'cascade'),
       index(`${name}_custom_field_idx`).on(col(t, 'organisation_id'), col(t, 'custom_field_id')),
@@ -343,7 +373,11 @@ export const file_chunk = pgTable(
   },
   (t) => [
     primaryKey({ name: 'file_chunk_pkey', columns: [t.organisation_id, t.file_id, t.seq] }),
-    foreignKey({ name: 'file_chunk_file_fkey', columns: [t.organisation_id, t.file_id], foreignColumns: [file.organisation_id, file.id] }).onDelete('cascade'),
+    foreignKey({
+      name: 'file_chunk_file_fkey',
+      columns: [t.organisation_id, t.file_id],
+      foreignColumns: [file.organisation_id, file.id],
+    }).onDelete('cascade'),
   ],
 );
 

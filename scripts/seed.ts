@@ -10,7 +10,12 @@ import { createToken } from '../server/auth/tokens.ts';
  * Inserts rows given as objects, converted to column types by PostgreSQL from one JSON parameter,
  * and returns their ids. Table and column names must be the caller's own constants.
  */
-export async function insertRows(db: Queryable, table: string, organisationId: string, rows: Array<Record<string, unknown>>): Promise<string[]> {
+export async function insertRows(
+  db: Queryable,
+  table: string,
+  organisationId: string,
+  rows: Array<Record<string, unknown>>,
+): Promise<string[]> {
   const ids: string[] = [];
   for (const row of rows) {
     const columns = ['organisation_id', ...Object.keys(row)].map((c) => `"${c}"`).join(', ');
@@ -99,7 +104,13 @@ export async function seedDemo(db: Database): Promise<{ organisationId: string; 
     ]);
     await insertRows(tx, 'appointment_custom_field', org, [
       { appointment_id: appointments[0]!, custom_field_id: fields.room, key: 'room', value: 'A1', string_value: 'A1' },
-      { appointment_id: appointments[0]!, custom_field_id: fields.duration, key: 'duration', value: '30', number_value: 30 },
+      {
+        appointment_id: appointments[0]!,
+        custom_field_id: fields.duration,
+        key: 'duration',
+        value: '30',
+        number_value: 30,
+      },
       { appointment_id: appointments[1]!, custom_field_id: fields.room, key: 'room', value: 'B2', string_value: 'B2' },
     ]);
     await insertRows(
@@ -118,14 +129,25 @@ export async function seedDemo(db: Database): Promise<{ organisationId: string; 
       })),
     );
     await insertRows(tx, 'deal_custom_field', org, [
-      { deal_id: deals[0]!, custom_field_id: fields.source, key: 'source', value: 'referral', string_value: 'referral' },
+      {
+        deal_id: deals[0]!,
+        custom_field_id: fields.source,
+        key: 'source',
+        value: 'referral',
+        string_value: 'referral',
+      },
     ]);
     await insertRows(tx, 'campaign', org, [{ name: 'Winter newsletter' }, { name: 'Spring promotion' }]);
     await insertRows(tx, 'custom_entity_definition', org, [
       { id: definition, name: 'Pet', key: 'pet', schema: { type: 'object', properties: { name: { type: 'string' } } } },
     ]);
     await insertRows(tx, 'custom_entity', org, [
-      { custom_entity_definition_id: definition, contact_id: contacts[0]!, external_id: 'pet-1', data: { name: 'Rex' } },
+      {
+        custom_entity_definition_id: definition,
+        contact_id: contacts[0]!,
+        external_id: 'pet-1',
+        data: { name: 'Rex' },
+      },
     ]);
     const { token } = await createToken(tx, { organisationId: org, name: 'demo' });
     return { organisationId: org, token };

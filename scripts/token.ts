@@ -5,8 +5,8 @@
  *   revoke <token-id>
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../server/config.ts';
 import { createToken, listTokens, revokeToken } from '../server/auth/tokens.ts';
+import { loadConfig } from '../server/config.ts';
 import { openDatabase } from '../server/database.ts';
 import { embeddedHolder } from '../server/embedded-lock.ts';
 
@@ -47,8 +47,14 @@ switch (command) {
     const days = values['expires-in'];
     if (days !== undefined && !/^[1-9]\d{0,5}$/.test(days)) fail('--expires-in must be a whole number of days');
     run = async (db) => {
-      const { id, token } = await createToken(db, { organisationId, name: values.name, expiresInDays: days === undefined ? undefined : Number(days) });
-      console.log(`Created token ${id} for organisation ${organisationId}${days ? `, expiring in ${days} days` : ''}. It is shown once:`);
+      const { id, token } = await createToken(db, {
+        organisationId,
+        name: values.name,
+        expiresInDays: days === undefined ? undefined : Number(days),
+      });
+      console.log(
+        `Created token ${id} for organisation ${organisationId}${days ? `, expiring in ${days} days` : ''}. It is shown once:`,
+      );
       console.log(token);
     };
     break;

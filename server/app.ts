@@ -5,8 +5,8 @@
  */
 import { Hono } from 'hono';
 import { requestId } from 'hono/request-id';
-import type { Engine } from '../engine/index.ts';
 import { ApiError } from '../engine/errors.ts';
+import type { Engine } from '../engine/index.ts';
 import { type AuthVariables, bearerAuth, unauthorized } from './auth/bearer.ts';
 import { BODY_LIMIT, limitDeclaredBody, readText } from './body-limit.ts';
 import { renderError, toApiError } from './errors.ts';
@@ -53,7 +53,10 @@ export function createApp(options: AppOptions): Hono<Env> {
     try {
       await ping();
     } catch (cause) {
-      throw new ApiError('DATABASE_UNAVAILABLE', 'the database does not answer', { headers: { 'Retry-After': '1' }, cause });
+      throw new ApiError('DATABASE_UNAVAILABLE', 'the database does not answer', {
+        headers: { 'Retry-After': '1' },
+        cause,
+      });
     }
     return c.json({ status: 'ready' });
   });
@@ -69,7 +72,9 @@ export function createApp(options: AppOptions): Hono<Env> {
     app.get(path, async (c) => {
       if ((await engine.authorize(c.get('scope'))) === null) throw unauthorized();
       // PostgREST's media type when asked for it; plain JSON, as the spec says bodies are, otherwise.
-      const type = c.req.header('accept')?.includes('application/openapi+json') ? 'application/openapi+json' : 'application/json';
+      const type = c.req.header('accept')?.includes('application/openapi+json')
+        ? 'application/openapi+json'
+        : 'application/json';
       return c.body(openapi, 200, { 'Content-Type': `${type}; charset=utf-8` });
     });
   }
@@ -88,7 +93,9 @@ export function createApp(options: AppOptions): Hono<Env> {
       c.get('scope'),
     );
     const status = response.status as 200;
-    return response.body === null ? c.body(null, status, response.headers) : c.body(response.body, status, response.headers);
+    return response.body === null
+      ? c.body(null, status, response.headers)
+      : c.body(response.body, status, response.headers);
   });
 
   app.notFound((c) => failure(c, new ApiError('NOT_FOUND', `nothing is served at ${c.req.method} ${c.req.path}`)));

@@ -16,7 +16,8 @@ export const BODY_LIMIT = 1024 * 1024;
 /** The three batch imports. */
 export const BATCH_LIMIT = 5 * 1024 * 1024;
 
-const tooLarge = (maxSize: number) => new ApiError('PAYLOAD_TOO_LARGE', `the request body is larger than ${maxSize} bytes`);
+const tooLarge = (maxSize: number) =>
+  new ApiError('PAYLOAD_TOO_LARGE', `the request body is larger than ${maxSize} bytes`);
 
 /** Refuses a request whose Content-Length is over the limit, whatever its method, before any reading. */
 export function limitDeclaredBody(maxSize: number): MiddlewareHandler {

@@ -30,7 +30,9 @@ const ConfigSchema = v.object({
 export type Config = v.InferOutput<typeof ConfigSchema>;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const known = Object.fromEntries(Object.keys(ConfigSchema.entries).map((k) => [k, env[k] === '' ? undefined : env[k]]));
+  const known = Object.fromEntries(
+    Object.keys(ConfigSchema.entries).map((k) => [k, env[k] === '' ? undefined : env[k]]),
+  );
   const result = v.safeParse(ConfigSchema, known);
   if (!result.success) {
     const problems = result.issues.map((i) => `${v.getDotPath(i) ?? '?'} ${i.message}`).join('; ');

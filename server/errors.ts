@@ -14,7 +14,10 @@ export function toApiError(error: unknown): ApiError {
 export function renderError(c: Context, error: ApiError, log: Logger): Response {
   const requestId: string = c.get('requestId') ?? '';
   if (error.status >= 500) {
-    log.error({ err: error.cause ?? error, code: error.code, requestId, method: c.req.method, path: c.req.path }, error.message);
+    log.error(
+      { err: error.cause ?? error, code: error.code, requestId, method: c.req.method, path: c.req.path },
+      error.message,
+    );
   }
   const body: Record<string, unknown> = {
     name: error.name,
@@ -29,5 +32,8 @@ export function renderError(c: Context, error: ApiError, log: Logger): Response 
   if (error.hint !== undefined) body.hint = error.hint;
   if (error.context !== undefined) body.context = error.context;
   // c.body keeps the headers middleware already set (Request-Id, engage-version).
-  return c.body(JSON.stringify(body), error.status as 400, { 'Content-Type': 'application/json; charset=utf-8', ...error.headers });
+  return c.body(JSON.stringify(body), error.status as 400, {
+    'Content-Type': 'application/json; charset=utf-8',
+    ...error.headers,
+  });
 }

@@ -3,4 +3,5 @@ import { pino } from 'pino';
 
 export type Logger = pino.Logger;
 
-export const createLogger = (level: string): Logger => pino({ level, base: { service: 'engage' } }, pino.destination(2));
+export const createLogger = (level: string): Logger =>
+  pino({ level, base: { service: 'engage' } }, pino.destination(2));

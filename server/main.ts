@@ -5,9 +5,9 @@
  */
 import cluster from 'node:cluster';
 import { serve } from '@hono/node-server';
-import { createEngine } from '../engine/index.ts';
 import { importTargets } from '../engine/imports/batch.ts';
 import { startImportWorker } from '../engine/imports/jobs.ts';
+import { createEngine } from '../engine/index.ts';
 import { createRegistry } from '../engine/registry.ts';
 import { imports } from '../schema/imports.ts';
 import { resources } from '../schema/registry.ts';
@@ -31,7 +31,9 @@ async function prepare(db: Awaited<ReturnType<typeof openDatabase>>) {
   if (demo) {
     console.log(`Created a demo organisation ${demo.organisationId} with sample data in ${config.PGLITE_DIR}.`);
     console.log(`Its API token (shown once): ${demo.token}`);
-    console.log(`Try: curl -H "Authorization: Bearer ${demo.token}" "${base}/api/v1/contact?select=id,display_name,email&order=display_name"`);
+    console.log(
+      `Try: curl -H "Authorization: Bearer ${demo.token}" "${base}/api/v1/contact?select=id,display_name,email&order=display_name"`,
+    );
   }
 }
 
@@ -51,7 +53,10 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
   });
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, () => {
     log.info({ port: config.PORT, host: config.HOST, database: db.kind, pid: process.pid }, 'listening');
-    if (cluster.isPrimary) console.log(`Engage API listening on ${base}/api/v1 (${embedded ? `embedded PGlite in ${config.PGLITE_DIR}` : 'PostgreSQL'})`);
+    if (cluster.isPrimary)
+      console.log(
+        `Engage API listening on ${base}/api/v1 (${embedded ? `embedded PGlite in ${config.PGLITE_DIR}` : 'PostgreSQL'})`,
+      );
   });
 
   let stopping = false;

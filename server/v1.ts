@@ -3,18 +3,17 @@
  * the keyset listing of contacts. Auth, version header and errors come from the app around it.
  */
 import { type Context, Hono } from 'hono';
-import type { Database, Engine } from '../engine/index.ts';
 import { ApiError, unauthorized } from '../engine/errors.ts';
 import { type ImportTarget, importItems } from '../engine/imports/batch.ts';
 import { fileType, storeFile } from '../engine/imports/files.ts';
 import { createJob, getJob, jobView } from '../engine/imports/jobs.ts';
+import type { Database, Engine } from '../engine/index.ts';
 import { keysetPage, pageLimit } from '../engine/keyset.ts';
 import { parseJsonBody } from '../engine/parse/body.ts';
 import { UUID } from '../engine/plan/values.ts';
 import { JSON_TYPE } from '../engine/respond.ts';
-import { BATCH_LIMIT, BODY_LIMIT, limitDeclaredBody, readText } from './body-limit.ts';
 import type { AuthVariables } from './auth/bearer.ts';
-
+import { BATCH_LIMIT, BODY_LIMIT, limitDeclaredBody, readText } from './body-limit.ts';
 
 export interface VersionedOptions {
   readonly engine: Engine;
@@ -25,7 +24,6 @@ export interface VersionedOptions {
   /** Tells the import worker a job is waiting. */
   readonly wake: () => void;
 }
-
 
 /** A JSON response through the context, so the headers middleware set (Request-Id, engage-version) stay. */
 const json = (c: Context, body: unknown, status: 200 | 201 | 202 = 200) =>
@@ -42,7 +40,11 @@ export function versionedRoutes(options: VersionedOptions): Hono<{ Variables: Au
   };
   const target = (name: string) => {
     const found = targets.get(name);
-    if (!found) throw new ApiError('NOT_FOUND', `there is no import of "${name}"; imports exist for ${[...targets.keys()].join(', ')}`);
+    if (!found)
+      throw new ApiError(
+        'NOT_FOUND',
+        `there is no import of "${name}"; imports exist for ${[...targets.keys()].join(', ')}`,
+      );
     return found;
   };
   const notFound = (what: string) => new ApiError('NOT_FOUND', `there is no ${what} with that id in your organisation`);
@@ -52,10 +54,16 @@ export function versionedRoutes(options: VersionedOptions): Hono<{ Variables: Au
     const body = parseJsonBody(await readText(c, BATCH_LIMIT), c.req.header('content-type'));
     const items = (body as { items?: unknown } | null)?.items;
     if (typeof body !== 'object' || body === null || Array.isArray(body) || !Array.isArray(items)) {
-      throw new ApiError('VALIDATION_FAILED', 'the body must be {"items": [...]}', { context: [{ field: 'items', message: 'must be an array' }] });
+      throw new ApiError('VALIDATION_FAILED', 'the body must be {"items": [...]}', {
+        context: [{ field: 'items', message: 'must be an array' }],
+      });
     }
     const unknownKeys = Object.keys(body).filter((k) => k !== 'items');
-    if (unknownKeys.length > 0) throw new ApiError('UNKNOWN_FIELD', `the batch envelope has no field ${unknownKeys.map((k) => `"${k}"`).join(', ')}`);
+    if (unknownKeys.length > 0)
+      throw new ApiError(
+        'UNKNOWN_FIELD',
+        `the batch envelope has no field ${unknownKeys.map((k) => `"${k}"`).join(', ')}`,
+      );
     const organisationId = await organisation(c.get('scope'));
     return json(c, await db.transaction((tx) => importItems(tx, into, organisationId, items)));
   });
@@ -63,14 +71,17 @@ export function versionedRoutes(options: VersionedOptions): Hono<{ Variables: Au
   app.post('/files', async (c) => {
     const type = fileType(c.req.header('content-type'));
     const declared = Number(c.req.header('content-length') ?? Number.NaN);
-    if (declared > options.fileLimit) throw new ApiError('PAYLOAD_TOO_LARGE', `the file is larger than the limit of ${options.fileLimit} bytes`);
+    if (declared > options.fileLimit)
+      throw new ApiError('PAYLOAD_TOO_LARGE', `the file is larger than the limit of ${options.fileLimit} bytes`);
     const organisationId = await organisation(c.get('scope'));
     return json(c, await storeFile(db, organisationId, type, c.req.raw.body, options.fileLimit), 201);
   });
 
   app.post('/:name/imports', limitDeclaredBody(BODY_LIMIT), async (c) => {
     const into = target(c.req.param('name'));
-    const body = parseJsonBody(await readText(c, BODY_LIMIT), c.req.header('content-type')) as { file_id?: unknown } | null;
+    const body = parseJsonBody(await readText(c, BODY_LIMIT), c.req.header('content-type')) as {
+      file_id?: unknown;
+    } | null;
     const fileId = body?.file_id;
     if (typeof fileId !== 'string' || !UUID.test(fileId)) {
       throw new ApiError('VALIDATION_FAILED', 'the body must be {"file_id": "<id from POST /v1/files>"}', {
@@ -93,7 +104,10 @@ export function versionedRoutes(options: VersionedOptions): Hono<{ Variables: Au
 
   app.get('/contacts', async (c) => {
     const contact = engine.registry.get('contact')!;
-    return json(c, await keysetPage(db, contact, c.get('scope'), pageLimit(c.req.query('limit')), c.req.query('cursor')));
+    return json(
+      c,
+      await keysetPage(db, contact, c.get('scope'), pageLimit(c.req.query('limit')), c.req.query('cursor')),
+    );
   });
 
   return app;

@@ -37,7 +37,10 @@ afterAll(() => t?.drop());
 function raw(path: string, authorization: string | null, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
   if (authorization !== null) headers.set('Authorization', authorization);
-  const url = path.startsWith('/api/') || path.startsWith('/v1') || path === '/health' || path === '/ready' ? path : `/api/v1${path}`;
+  const url =
+    path.startsWith('/api/') || path.startsWith('/v1') || path === '/health' || path === '/ready'
+      ? path
+      : `/api/v1${path}`;
   return Promise.resolve(t.app.request(url, { ...init, headers }));
 }
 
@@ -93,7 +96,10 @@ describe('missing or unusable Authorization header', () => {
     ['Bearer with the random part alone', () => `Bearer ${valid().slice(7)}`],
     ['Bearer with a character outside base64url', () => `Bearer ${valid().slice(0, -1)}!`],
     ['Bearer with a quoted token', () => `Bearer "${valid()}"`],
-    ['Bearer with the stored hash of a valid token', () => `Bearer ${createHash('sha256').update(valid()).digest('hex')}`],
+    [
+      'Bearer with the stored hash of a valid token',
+      () => `Bearer ${createHash('sha256').update(valid()).digest('hex')}`,
+    ],
     ['Bearer with a JWT-looking value', () => 'Bearer eyJhbGciOiJub25lIn0.eyJvcmciOiJ4In0.'],
     ['Bearer with SQL', () => "Bearer engage_' OR '1'='1"],
     ['Bearer with an unknown well-formed token', () => `Bearer ${unknownToken()}`],
@@ -108,7 +114,7 @@ describe('missing or unusable Authorization header', () => {
     expect(await res.json()).toEqual([{ display_name: 'Ada' }, { display_name: 'Bob' }]);
   });
 
-  it('a valid token answers 200 with the organisation\'s rows (control)', async () => {
+  it("a valid token answers 200 with the organisation's rows (control)", async () => {
     const res = await raw('/contact?select=display_name&order=display_name', `Bearer ${org.token}`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual([{ display_name: 'Ada' }, { display_name: 'Bob' }]);
@@ -182,17 +188,52 @@ describe('authentication is decided before anything else', () => {
     { name: 'order on a field that is not orderable', path: '/contact?order=email', otherwise: 400 },
     { name: 'bad Range header', path: '/contact', init: { headers: { Range: 'bytes=a-b' } }, otherwise: 400 },
     { name: 'inverted Range', path: '/contact', init: { headers: { Range: '5-1' } }, otherwise: 416 },
-    { name: 'offset past the end with a count', path: '/contact?offset=50', init: { headers: { Prefer: 'count=exact' } }, otherwise: 416 },
-    { name: 'singular with several rows', path: '/contact', init: { headers: { Accept: 'application/vnd.pgrst.object+json' } }, otherwise: 406 },
+    {
+      name: 'offset past the end with a count',
+      path: '/contact?offset=50',
+      init: { headers: { Prefer: 'count=exact' } },
+      otherwise: 416,
+    },
+    {
+      name: 'singular with several rows',
+      path: '/contact',
+      init: { headers: { Accept: 'application/vnd.pgrst.object+json' } },
+      otherwise: 406,
+    },
     { name: 'unsupported Accept', path: '/contact', init: { headers: { Accept: 'text/csv' } }, otherwise: 406 },
-    { name: 'strict unknown preference', path: '/contact', init: { headers: { Prefer: 'handling=strict, nope=1' } }, otherwise: 400 },
-    { name: 'unsupported engage-version', path: '/contact', init: { headers: { 'engage-version': '1999-01-01' } }, otherwise: 400 },
+    {
+      name: 'strict unknown preference',
+      path: '/contact',
+      init: { headers: { Prefer: 'handling=strict, nope=1' } },
+      otherwise: 400,
+    },
+    {
+      name: 'unsupported engage-version',
+      path: '/contact',
+      init: { headers: { 'engage-version': '1999-01-01' } },
+      otherwise: 400,
+    },
     { name: 'unknown resource', path: '/nope', otherwise: 404 },
     { name: 'path below a resource', path: '/contact/deeper', otherwise: 404 },
     { name: 'unknown path under /v1', path: '/v1/nothing-here', otherwise: 404 },
-    { name: 'method not offered (PUT)', path: '/contact', init: { method: 'PUT', body: '{}', headers: { 'Content-Type': 'application/json' } }, otherwise: 405 },
-    { name: 'method not offered (POST on segment)', path: '/segment', init: { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } }, otherwise: 405 },
-    { name: 'method not offered (DELETE on campaign)', path: '/campaign?id=eq.00000000-0000-0000-0000-000000000000', init: { method: 'DELETE' }, otherwise: 405 },
+    {
+      name: 'method not offered (PUT)',
+      path: '/contact',
+      init: { method: 'PUT', body: '{}', headers: { 'Content-Type': 'application/json' } },
+      otherwise: 405,
+    },
+    {
+      name: 'method not offered (POST on segment)',
+      path: '/segment',
+      init: { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json' } },
+      otherwise: 405,
+    },
+    {
+      name: 'method not offered (DELETE on campaign)',
+      path: '/campaign?id=eq.00000000-0000-0000-0000-000000000000',
+      init: { method: 'DELETE' },
+      otherwise: 405,
+    },
     {
       name: 'body over the limit',
       path: '/calendar',
@@ -221,7 +262,11 @@ describe('authentication is decided before anything else', () => {
   });
 
   it('a verb offered but not served yet (POST /calendar) is 401 with an unknown token', async () => {
-    const init = { method: 'POST', body: JSON.stringify({ name: 'x', type: 'virtual' }), headers: { 'Content-Type': 'application/json' } };
+    const init = {
+      method: 'POST',
+      body: JSON.stringify({ name: 'x', type: 'virtual' }),
+      headers: { 'Content-Type': 'application/json' },
+    };
     await expectUnauthorized(await raw('/calendar', `Bearer ${unknownToken()}`, init));
     await expectUnauthorized(await raw('/calendar', null, init));
   });
@@ -268,7 +313,15 @@ describe('token storage', () => {
     expect(text).not.toContain(token);
     expect(text).not.toContain(createHash('sha256').update(token).digest('hex'));
     expect(list.some((x) => x.name === 'listed')).toBe(true);
-    for (const info of list) expect(Object.keys(info).sort()).toEqual(['created_at', 'expires_at', 'id', 'name', 'organisation_id', 'revoked_at']);
+    for (const info of list)
+      expect(Object.keys(info).sort()).toEqual([
+        'created_at',
+        'expires_at',
+        'id',
+        'name',
+        'organisation_id',
+        'revoked_at',
+      ]);
   });
 });
 
@@ -299,7 +352,13 @@ describe('endpoints without and with a token', () => {
 
   it('/v1 endpoints need a token too', async () => {
     await expectUnauthorized(await raw('/v1/contacts', null));
-    await expectUnauthorized(await raw('/v1/contacts/imports/batch', null, { method: 'POST', body: '{"items":[]}', headers: { 'Content-Type': 'application/json' } }));
+    await expectUnauthorized(
+      await raw('/v1/contacts/imports/batch', null, {
+        method: 'POST',
+        body: '{"items":[]}',
+        headers: { 'Content-Type': 'application/json' },
+      }),
+    );
   });
 });
 
@@ -339,10 +398,15 @@ describe('token CLI', () => {
 
   function cli(...args: string[]): Promise<Run> {
     return new Promise((resolve) => {
-      execFile('npm', ['run', '--silent', 'token', '--', ...args], { cwd: ROOT, env: env(), timeout: 90_000 }, (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      });
+      execFile(
+        'npm',
+        ['run', '--silent', 'token', '--', ...args],
+        { cwd: ROOT, env: env(), timeout: 90_000 },
+        (error, stdout, stderr) => {
+          const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+          resolve({ code, stdout, stderr });
+        },
+      );
     });
   }
 
@@ -357,7 +421,10 @@ describe('token CLI', () => {
       const res = await app.request(`/api/v1${path}`, { headers: { Authorization: `Bearer ${token}` } });
       // Read the body before the database closes.
       const body = await res.text();
-      return new Response(res.status === 204 || res.status === 304 ? null : body, { status: res.status, headers: res.headers });
+      return new Response(res.status === 204 || res.status === 304 ? null : body, {
+        status: res.status,
+        headers: res.headers,
+      });
     } finally {
       await db.close();
     }
@@ -365,68 +432,62 @@ describe('token CLI', () => {
 
   const lastLine = (s: string) => s.trimEnd().split('\n').at(-1) ?? '';
 
-  it(
-    'create prints the token alone on the last line; it authenticates, is listed, and revoke makes it 401',
-    async () => {
-      const organisation = randomUUID();
-      const created = await cli('create', '--organisation', organisation, '--name', 'x');
-      expect(created.code, created.stderr).toBe(0);
-      const token = lastLine(created.stdout);
-      expect(token).toMatch(TOKEN_FORMAT);
-      const idMatch = /\b([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/.exec(created.stdout.replace(organisation, ''));
-      expect(idMatch).not.toBeNull();
-      const tokenId = idMatch![1]!;
+  it('create prints the token alone on the last line; it authenticates, is listed, and revoke makes it 401', async () => {
+    const organisation = randomUUID();
+    const created = await cli('create', '--organisation', organisation, '--name', 'x');
+    expect(created.code, created.stderr).toBe(0);
+    const token = lastLine(created.stdout);
+    expect(token).toMatch(TOKEN_FORMAT);
+    const idMatch = /\b([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/.exec(
+      created.stdout.replace(organisation, ''),
+    );
+    expect(idMatch).not.toBeNull();
+    const tokenId = idMatch![1]!;
 
-      const ok = await callWith(token, '/contact');
-      expect(ok.status, await ok.clone().text()).toBe(200);
-      expect(await ok.text()).toBe('[]');
+    const ok = await callWith(token, '/contact');
+    expect(ok.status, await ok.clone().text()).toBe(200);
+    expect(await ok.text()).toBe('[]');
 
-      const listed = await cli('list', '--organisation', organisation);
-      expect(listed.code, listed.stderr).toBe(0);
-      const line = listed.stdout.split('\n').find((l) => l.startsWith(tokenId));
-      expect(line).toBeDefined();
-      expect(line).toContain('\tx\t');
-      expect(line).toContain('active');
-      expect(listed.stdout).not.toContain(token);
-      expect(listed.stdout).not.toContain(createHash('sha256').update(token).digest('hex'));
+    const listed = await cli('list', '--organisation', organisation);
+    expect(listed.code, listed.stderr).toBe(0);
+    const line = listed.stdout.split('\n').find((l) => l.startsWith(tokenId));
+    expect(line).toBeDefined();
+    expect(line).toContain('\tx\t');
+    expect(line).toContain('active');
+    expect(listed.stdout).not.toContain(token);
+    expect(listed.stdout).not.toContain(createHash('sha256').update(token).digest('hex'));
 
-      const revoked = await cli('revoke', tokenId);
-      expect(revoked.code, revoked.stderr).toBe(0);
-      const after = await callWith(token, '/contact');
-      expect(after.status).toBe(401);
-      expect(after.headers.get('www-authenticate')).toMatch(/^Bearer/);
-      expect(((await after.json()) as { code: string }).code).toBe('UNAUTHORIZED');
+    const revoked = await cli('revoke', tokenId);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    const after = await callWith(token, '/contact');
+    expect(after.status).toBe(401);
+    expect(after.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    expect(((await after.json()) as { code: string }).code).toBe('UNAUTHORIZED');
 
-      const relisted = await cli('list', '--organisation', organisation);
-      expect(relisted.stdout.split('\n').find((l) => l.startsWith(tokenId))).toContain('revoked');
+    const relisted = await cli('list', '--organisation', organisation);
+    expect(relisted.stdout.split('\n').find((l) => l.startsWith(tokenId))).toContain('revoked');
 
-      const again = await cli('revoke', tokenId);
-      expect(again.code).not.toBe(0);
-      expect(again.stderr).toContain(tokenId);
-    },
-    180_000,
-  );
+    const again = await cli('revoke', tokenId);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain(tokenId);
+  }, 180_000);
 
-  it(
-    'create --expires-in 7 gives a working token listed with its expiry, for an existing organisation too',
-    async () => {
-      const created = await cli('create', '--organisation', org.id, '--name', 'weekly', '--expires-in', '7');
-      expect(created.code, created.stderr).toBe(0);
-      const token = lastLine(created.stdout);
-      expect(token).toMatch(TOKEN_FORMAT);
-      if (onPostgres) {
-        // Same organisation as the test's own token: same rows.
-        const res = await callWith(token, '/contact?select=display_name&order=display_name');
-        expect(res.status).toBe(200);
-        expect(await res.json()).toEqual([{ display_name: 'Ada' }, { display_name: 'Bob' }]);
-      } else {
-        expect((await callWith(token, '/contact')).status).toBe(200);
-      }
-      const listed = await cli('list', '--organisation', org.id);
-      expect(listed.stdout.split('\n').find((l) => l.includes('\tweekly\t'))).toContain('expires');
-    },
-    180_000,
-  );
+  it('create --expires-in 7 gives a working token listed with its expiry, for an existing organisation too', async () => {
+    const created = await cli('create', '--organisation', org.id, '--name', 'weekly', '--expires-in', '7');
+    expect(created.code, created.stderr).toBe(0);
+    const token = lastLine(created.stdout);
+    expect(token).toMatch(TOKEN_FORMAT);
+    if (onPostgres) {
+      // Same organisation as the test's own token: same rows.
+      const res = await callWith(token, '/contact?select=display_name&order=display_name');
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual([{ display_name: 'Ada' }, { display_name: 'Bob' }]);
+    } else {
+      expect((await callWith(token, '/contact')).status).toBe(200);
+    }
+    const listed = await cli('list', '--organisation', org.id);
+    expect(listed.stdout.split('\n').find((l) => l.includes('\tweekly\t'))).toContain('expires');
+  }, 180_000);
 
   const refusals: Array<[string, string[]]> = [
     ['--expires-in 0', ['create', '--organisation', randomUUID(), '--expires-in', '0']],

@@ -10,7 +10,12 @@ import { resources } from '../schema/registry.ts';
 const registry = createRegistry(resources);
 const ORG = '00000000-0000-4000-8000-000000000001';
 
-function compile(resource: string, query: string, headers: Record<string, string> = {}, scope: { organisationId: string } | { tokenHash: string } = { organisationId: ORG }) {
+function compile(
+  resource: string,
+  query: string,
+  headers: Record<string, string> = {},
+  scope: { organisationId: string } | { tokenHash: string } = { organisationId: ORG },
+) {
   const request = parseRequest({ method: 'GET', resource, query, header: (name) => headers[name] });
   return compileRead(planRead(registry.get(resource)!, request, 1000), scope);
 }
@@ -25,7 +30,9 @@ describe('compileRead', () => {
 
   it('resolves a bearer token inside the statement, checking revocation and expiry', () => {
     const { text, params } = compile('contact', '', {}, { tokenHash: 'abc' });
-    expect(text).toContain('FROM api_token WHERE token_hash = $1::text AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())');
+    expect(text).toContain(
+      'FROM api_token WHERE token_hash = $1::text AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())',
+    );
     expect(params[0]).toBe('abc');
   });
 
@@ -35,7 +42,9 @@ describe('compileRead', () => {
       'select=name:display_name,birthday::text&city=in.(Bern,"Zürich, CH")&or=(email.ilike.*@x.com,not.and(is_blocked.is.true,number_of_marketing_opt_in_requests.gte.2))&order=display_name.desc.nullslast&limit=5&offset=10',
     );
     expect(text).toContain('t."city" = ANY($2::text::text[])');
-    expect(text).toContain('(t."email" ILIKE $3::text OR NOT (t."is_blocked" IS TRUE AND t."number_of_marketing_opt_in_requests" >= $4::text::int4))');
+    expect(text).toContain(
+      '(t."email" ILIKE $3::text OR NOT (t."is_blocked" IS TRUE AND t."number_of_marketing_opt_in_requests" >= $4::text::int4))',
+    );
     expect(text).toContain('t."display_name" AS "name", CAST(t."birthday" AS text) AS "birthday"');
     expect(text).toContain('ORDER BY t."display_name" DESC NULLS LAST LIMIT $5::text::int8 OFFSET $6::text::int8');
     expect(params).toEqual([ORG, '{"Bern","Zürich, CH"}', '%@x.com', '2', '5', '10']);
@@ -44,15 +53,19 @@ describe('compileRead', () => {
   it('adds an exact count over the same filters only when asked', () => {
     expect(compile('deal', 'currency=eq.CHF').text).toContain('NULL::int8');
     const counted = compile('deal', 'currency=eq.CHF', { prefer: 'count=exact' }).text;
-    expect(counted).toContain('(SELECT count(*) FROM "deal" t WHERE t."organisation_id" = (SELECT organisation_id FROM scope) AND t."currency" = $2::text)');
+    expect(counted).toContain(
+      '(SELECT count(*) FROM "deal" t WHERE t."organisation_id" = (SELECT organisation_id FROM scope) AND t."currency" = $2::text)',
+    );
   });
 
   it('builds JSON in PostgreSQL: an array, a single object, or nothing for HEAD', () => {
     expect(compile('segment', '').text).toContain(`coalesce(json_agg(_t), '[]')::text AS body`);
-    expect(compile('segment', '', { accept: 'application/vnd.pgrst.object+json' }).text).toContain('(json_agg(_t) -> 0)::text AS body');
+    expect(compile('segment', '', { accept: 'application/vnd.pgrst.object+json' }).text).toContain(
+      '(json_agg(_t) -> 0)::text AS body',
+    );
   });
 
-  it('merges custom-field values into *_details rows, never shadowing the resource\'s own fields', () => {
+  it("merges custom-field values into *_details rows, never shadowing the resource's own fields", () => {
     const { text } = compile('appointment_details', '');
     expect(text).toContain('FROM "appointment_custom_field" v JOIN "custom_field" cf');
     expect(text).toContain('cf."key" <> ALL(');
@@ -62,11 +75,15 @@ describe('compileRead', () => {
   it('never puts a filter value into the SQL text', () => {
     const marker = fc.string({ minLength: 1, maxLength: 30 }).map((s) => `Zq${s}`);
     fc.assert(
-      fc.property(marker, fc.constantFrom('eq', 'neq', 'like', 'ilike', 'gt', 'match', 'isdistinct', 'fts', 'wfts'), (value, op) => {
-        const { text, params } = compile('contact', `email=${op}.${encodeURIComponent(value)}`);
-        expect(text).not.toContain('Zq');
-        expect(params.some((p) => p?.includes('Zq'))).toBe(true);
-      }),
+      fc.property(
+        marker,
+        fc.constantFrom('eq', 'neq', 'like', 'ilike', 'gt', 'match', 'isdistinct', 'fts', 'wfts'),
+        (value, op) => {
+          const { text, params } = compile('contact', `email=${op}.${encodeURIComponent(value)}`);
+          expect(text).not.toContain('Zq');
+          expect(params.some((p) => p?.includes('Zq'))).toBe(true);
+        },
+      ),
       { numRuns: 200, seed: 42 },
     );
   });
@@ -74,7 +91,12 @@ describe('compileRead', () => {
   it('puts JSON path keys in parameters too', () => {
     // custom_entity has a jsonb field but no GET; compile it directly to check the path.
     const resource = registry.get('custom_entity')!;
-    const request = parseRequest({ method: 'GET', resource: 'custom_entity', query: "select=data->owner->>name&data->>'x=eq.1", header: () => undefined });
+    const request = parseRequest({
+      method: 'GET',
+      resource: 'custom_entity',
+      query: "select=data->owner->>name&data->>'x=eq.1",
+      header: () => undefined,
+    });
     const { text, params } = compileRead(planRead(resource, request, 1000), { organisationId: ORG });
     expect(text).toContain('(t."data"->>$2::text) = $3::text');
     expect(text).toContain('(t."data"->$4::text->>$5::text) AS "name"');

@@ -26,14 +26,16 @@ describe('embedding', () => {
     const host = new Hono();
     host.get('/', (c) => c.text('host home'));
     host.route('/engage', t.app);
-    const res = await host.request('/engage/api/v1/campaign?select=name', { headers: { Authorization: `Bearer ${org.token}` } });
+    const res = await host.request('/engage/api/v1/campaign?select=name', {
+      headers: { Authorization: `Bearer ${org.token}` },
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual([{ name: 'Mine' }]);
     expect(res.headers.get('request-id')).toBeTruthy();
     expect(await (await host.request('/')).text()).toBe('host home');
   });
 
-  it('serves the bare engine from a host route with the host\'s own notion of the organisation', async () => {
+  it("serves the bare engine from a host route with the host's own notion of the organisation", async () => {
     const engine = createEngine({ registry: createRegistry(resources), db: t.db });
     const host = new Hono<{ Variables: { organisationId: string } }>();
     host.use(async (c, next) => {

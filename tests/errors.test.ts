@@ -12,14 +12,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Database } from '../engine/index.ts';
 import { createRegistry } from '../engine/registry.ts';
 import { resources } from '../schema/registry.ts';
-import { createToken, revokeToken } from '../server/auth/tokens.ts';
 import { createApp } from '../server/app.ts';
+import { createToken, revokeToken } from '../server/auth/tokens.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 
 const MIB = 1024 * 1024;
 const VERSION = '2026-11-01';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const REQUIRED_KEYS = ['name', 'message', 'code', 'is_transient', 'timestamp', 'status_code', 'contact_support', 'request_id'];
+const REQUIRED_KEYS = [
+  'name',
+  'message',
+  'code',
+  'is_transient',
+  'timestamp',
+  'status_code',
+  'contact_support',
+  'request_id',
+];
 const OPTIONAL_KEYS = ['hint', 'context'];
 /** A token of the right shape that no organisation owns. */
 const UNKNOWN_TOKEN = `engage_${'Q'.repeat(43)}`;
@@ -34,13 +43,23 @@ beforeAll(async () => {
   t = await createTestApp();
   org = await createOrganisation(t.db);
   await insertRows(t.db, 'contact', org.id, [
-    { display_name: 'Ada', full_name: 'Ada Lovelace', email: 'ada@example.com', city: 'Zürich', birthday: '1815-12-10' },
+    {
+      display_name: 'Ada',
+      full_name: 'Ada Lovelace',
+      email: 'ada@example.com',
+      city: 'Zürich',
+      birthday: '1815-12-10',
+    },
     { display_name: 'Bob', full_name: 'Bob Builder', email: 'bob@example.com', city: 'Bern' },
     { display_name: 'Bob', full_name: 'Bob Marley', email: null, city: 'Kingston' },
   ]);
   await insertRows(t.db, 'segment', org.id, [{ name: 'All', is_default: true }]);
-  const [appointment] = await insertRows(t.db, 'appointment', org.id, [{ name: 'First', start_time: '2026-12-01T09:00:00Z' }]);
-  const [tags] = await insertRows(t.db, 'custom_field', org.id, [{ name: 'Tags', key: 'tags', type: 'string_list', entity: 'appointment' }]);
+  const [appointment] = await insertRows(t.db, 'appointment', org.id, [
+    { name: 'First', start_time: '2026-12-01T09:00:00Z' },
+  ]);
+  const [tags] = await insertRows(t.db, 'custom_field', org.id, [
+    { name: 'Tags', key: 'tags', type: 'string_list', entity: 'appointment' },
+  ]);
   await insertRows(t.db, 'appointment_custom_field', org.id, [
     { appointment_id: appointment, custom_field_id: tags, key: 'tags', string_list_value: ['x', 'y'] },
   ]);
@@ -70,7 +89,8 @@ async function expectError(res: Response, status: number, code: string, options:
   expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
   const body = JSON.parse(text) as Body;
   for (const key of REQUIRED_KEYS) expect(body, `body lacks ${key}`).toHaveProperty(key);
-  for (const key of Object.keys(body)) expect([...REQUIRED_KEYS, ...OPTIONAL_KEYS], `unexpected key ${key}`).toContain(key);
+  for (const key of Object.keys(body))
+    expect([...REQUIRED_KEYS, ...OPTIONAL_KEYS], `unexpected key ${key}`).toContain(key);
   expect(body.name).toBe('APIError');
   expect(body.code).toBe(code);
   expect(typeof body.message).toBe('string');
@@ -89,7 +109,8 @@ async function expectError(res: Response, status: number, code: string, options:
   return body;
 }
 
-const get = (path: string, headers: Record<string, string> = {}, token: string | null = org.token) => t.call(path, token, { headers });
+const get = (path: string, headers: Record<string, string> = {}, token: string | null = org.token) =>
+  t.call(path, token, { headers });
 const allowOf = (res: Response) =>
   (res.headers.get('allow') ?? '')
     .split(',')
@@ -195,7 +216,11 @@ describe('400 INVALID_QUERY: values and operators that do not fit their field', 
     const range = await expectError(await get('/contact', { Range: 'abc' }), 400, 'INVALID_QUERY');
     expect(range.message).toContain('Range');
     expect(range.message).toContain('abc');
-    const unit = await expectError(await get('/contact', { Range: '0-1', 'Range-Unit': 'bytes' }), 400, 'INVALID_QUERY');
+    const unit = await expectError(
+      await get('/contact', { Range: '0-1', 'Range-Unit': 'bytes' }),
+      400,
+      'INVALID_QUERY',
+    );
     expect(unit.message).toContain('Range-Unit');
   });
 
@@ -233,7 +258,11 @@ describe('400 INVALID_QUERY whatever the data: values PostgreSQL refuses, over a
     '/deal?name=fts.%26%26%26',
     '/deal?or=(currency.eq.CHF,won_at.lt.soon)',
   ])('PATCH and DELETE %s', async (path) => {
-    await expectError(await t.call(path, empty.token, { method: 'PATCH', headers: json, body: '{"name":"Nowhere"}' }), 400, 'INVALID_QUERY');
+    await expectError(
+      await t.call(path, empty.token, { method: 'PATCH', headers: json, body: '{"name":"Nowhere"}' }),
+      400,
+      'INVALID_QUERY',
+    );
     await expectError(await t.call(path, empty.token, { method: 'DELETE' }), 400, 'INVALID_QUERY');
   });
 });
@@ -291,7 +320,11 @@ describe('400 UNKNOWN_FIELD: the message names the field, the hint lists the all
 
 describe('400 INVALID_PREFERENCE', () => {
   it('an unknown preference with handling=strict; ignored without it', async () => {
-    const body = await expectError(await get('/contact', { Prefer: 'handling=strict, count=bogus' }), 400, 'INVALID_PREFERENCE');
+    const body = await expectError(
+      await get('/contact', { Prefer: 'handling=strict, count=bogus' }),
+      400,
+      'INVALID_PREFERENCE',
+    );
     expect(body.message).toContain('count=bogus');
     const lenient = await get('/contact', { Prefer: 'count=bogus' });
     expect(lenient.status).toBe(200);
@@ -300,7 +333,11 @@ describe('400 INVALID_PREFERENCE', () => {
 
 describe('400 INVALID_VERSION_HEADER and the engage-version header', () => {
   it('an unsupported engage-version is refused with a hint listing the supported ones', async () => {
-    const body = await expectError(await get('/contact', { 'engage-version': '1999-01-01' }), 400, 'INVALID_VERSION_HEADER');
+    const body = await expectError(
+      await get('/contact', { 'engage-version': '1999-01-01' }),
+      400,
+      'INVALID_VERSION_HEADER',
+    );
     expect(body.message).toContain('1999-01-01');
     expect(body.hint).toContain('2026-11-01');
     await expectError(await get('/contact', { 'engage-version': 'latest' }), 400, 'INVALID_VERSION_HEADER');
@@ -367,7 +404,12 @@ describe('404 NOT_FOUND', () => {
 
   it('a path outside the APIs, with and without a token', async () => {
     await expectError(await t.app.request('/nope'), 404, 'NOT_FOUND', { versioned: false });
-    await expectError(await t.app.request('/nope', { headers: { Authorization: `Bearer ${org.token}` } }), 404, 'NOT_FOUND', { versioned: false });
+    await expectError(
+      await t.app.request('/nope', { headers: { Authorization: `Bearer ${org.token}` } }),
+      404,
+      'NOT_FOUND',
+      { versioned: false },
+    );
   });
 
   it('under /api/v1 without a token it is 401, not 404', async () => {
@@ -376,7 +418,7 @@ describe('404 NOT_FOUND', () => {
   });
 });
 
-describe('405 METHOD_NOT_ALLOWED with an Allow header listing exactly the resource\'s verbs', () => {
+describe("405 METHOD_NOT_ALLOWED with an Allow header listing exactly the resource's verbs", () => {
   it.each([
     ['POST', 'segment', ['GET', 'HEAD', 'OPTIONS']],
     ['DELETE', 'segment', ['GET', 'HEAD', 'OPTIONS']],
@@ -392,7 +434,8 @@ describe('405 METHOD_NOT_ALLOWED with an Allow header listing exactly the resour
     ['PUT', 'deal', ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS']],
   ])('%s /%s', async (method, resource, allowed) => {
     const init: RequestInit = { method };
-    if (method !== 'GET' && method !== 'DELETE') Object.assign(init, { body: 'not json', headers: { 'Content-Type': 'application/json' } });
+    if (method !== 'GET' && method !== 'DELETE')
+      Object.assign(init, { body: 'not json', headers: { 'Content-Type': 'application/json' } });
     const res = await t.call(`/${resource}`, org.token, init);
     const body = await expectError(res, 405, 'METHOD_NOT_ALLOWED');
     expect(allowOf(res)).toEqual([...allowed].sort());
@@ -421,10 +464,13 @@ describe('OPTIONS', () => {
 });
 
 describe('406 NOT_ACCEPTABLE', () => {
-  it.each([['text/csv'], ['application/xml'], ['text/html, text/plain;q=0.5'], ['application/json;q=0']])('Accept: %s', async (accept) => {
-    const body = await expectError(await get('/contact', { Accept: accept }), 406, 'NOT_ACCEPTABLE');
-    expect(body.hint).toContain('application/json');
-  });
+  it.each([['text/csv'], ['application/xml'], ['text/html, text/plain;q=0.5'], ['application/json;q=0']])(
+    'Accept: %s',
+    async (accept) => {
+      const body = await expectError(await get('/contact', { Accept: accept }), 406, 'NOT_ACCEPTABLE');
+      expect(body.hint).toContain('application/json');
+    },
+  );
 
   it('an acceptable type anywhere in the list is served', async () => {
     for (const accept of ['text/csv, */*', 'text/csv;q=1, application/json;q=0.5', 'application/*']) {
@@ -487,7 +533,12 @@ describe('413 PAYLOAD_TOO_LARGE for a body over 1 MiB on any /api/v1 route', () 
       const headers = { Authorization: `Bearer ${org.token}`, 'Content-Type': 'application/json' };
       const withLength = await fetch(url, { method: 'POST', headers, body: new Uint8Array(2 * MIB).fill(32) });
       await expectError(withLength, 413, 'PAYLOAD_TOO_LARGE');
-      const chunked = await fetch(url, { method: 'POST', headers, body: byteStream(2 * MIB).stream, duplex: 'half' } as RequestInit);
+      const chunked = await fetch(url, {
+        method: 'POST',
+        headers,
+        body: byteStream(2 * MIB).stream,
+        duplex: 'half',
+      } as RequestInit);
       await expectError(chunked, 413, 'PAYLOAD_TOO_LARGE');
 
       // Under the limit a chunked body is read whole: a character split across chunks survives,
@@ -503,7 +554,12 @@ describe('413 PAYLOAD_TOO_LARGE for a body over 1 MiB on any /api/v1 route', () 
           else controller.close();
         },
       });
-      const created = await fetch(url, { method: 'POST', headers: { ...headers, Prefer: 'return=representation' }, body, duplex: 'half' } as RequestInit);
+      const created = await fetch(url, {
+        method: 'POST',
+        headers: { ...headers, Prefer: 'return=representation' },
+        body,
+        duplex: 'half',
+      } as RequestInit);
       expect(created.status, await created.clone().text()).toBe(201);
       expect(((await created.json()) as Array<{ name: string }>).map((c) => c.name)).toEqual(names);
     } finally {
@@ -580,7 +636,9 @@ describe('driver failures mapped by SQLSTATE (fake databases)', () => {
     expect(body.is_transient).toBe(true);
     expect(body.contact_support).toBe(false);
     expect(JSON.stringify(body)).not.toContain('canceling statement');
-    const asError = appOver(() => Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }));
+    const asError = appOver(() =>
+      Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+    );
     await expectError(await request(asError, '/api/v1/contact?select=id&order=display_name'), 504, 'QUERY_TIMEOUT');
     await expectError(await request(asError, '/api/v1/contact', 'HEAD'), 504, 'QUERY_TIMEOUT', { head: true });
   });
@@ -618,7 +676,18 @@ describe('driver failures mapped by SQLSTATE (fake databases)', () => {
       const body = await expectError(res, 500, 'INTERNAL_ERROR');
       expect(body.contact_support).toBe(true);
       expect(body.is_transient).toBe(false);
-      for (const leak of ['secret_table', 'SELECT', 'FROM "', 'WITH scope', 'api_token', 'token_hash', '42P01', 'TypeError', 'rows', '.ts:']) {
+      for (const leak of [
+        'secret_table',
+        'SELECT',
+        'FROM "',
+        'WITH scope',
+        'api_token',
+        'token_hash',
+        '42P01',
+        'TypeError',
+        'rows',
+        '.ts:',
+      ]) {
         expect(text).not.toContain(leak);
       }
       expect(text).not.toMatch(/\bat .*:\d+:\d+/);
@@ -655,7 +724,8 @@ describe('no response body ever carries SQL', () => {
       const res = await get(path);
       const text = await res.text();
       expect(res.status, `${path}: ${text}`).toBeGreaterThanOrEqual(400);
-      for (const leak of ['SELECT', 'FROM "', 'WITH scope', 'api_token', 'token_hash']) expect(text, path).not.toContain(leak);
+      for (const leak of ['SELECT', 'FROM "', 'WITH scope', 'api_token', 'token_hash'])
+        expect(text, path).not.toContain(leak);
     }
   });
 
@@ -663,7 +733,9 @@ describe('no response body ever carries SQL', () => {
     const dropped = await get(`/contact?city=eq.${encodeURIComponent("'; DROP TABLE contact; --")}`);
     expect(dropped.status).toBe(200);
     expect(await dropped.json()).toEqual([]);
-    const tree = await get(`/contact?select=display_name&or=${encodeURIComponent('(city.eq."x\') OR 1=1 --",display_name.eq.Ada)')}`);
+    const tree = await get(
+      `/contact?select=display_name&or=${encodeURIComponent('(city.eq."x\') OR 1=1 --",display_name.eq.Ada)')}`,
+    );
     expect(tree.status).toBe(200);
     expect(await tree.json()).toEqual([{ display_name: 'Ada' }]);
     const after = await get('/contact?select=id');

@@ -6,17 +6,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileRead } from '../engine/compile/read.ts';
 import { compileWrite } from '../engine/compile/write.ts';
-import { bodySchemas } from '../engine/plan/body.ts';
 import { parseRequest } from '../engine/parse/index.ts';
+import { bodySchemas } from '../engine/plan/body.ts';
 import { planRead } from '../engine/plan/read.ts';
 import { planDelete, planUpdate } from '../engine/plan/write.ts';
 import { createRegistry } from '../engine/registry.ts';
 import { resources } from '../schema/registry.ts';
-import { createOrganisation, createTestApp, type Organisation, type TestApp } from './helpers/app.ts';
 import { hashToken } from '../server/auth/tokens.ts';
+import { createOrganisation, createTestApp, type Organisation, type TestApp } from './helpers/app.ts';
 
 const registry = createRegistry(resources);
-const TENANT_TABLES = ['contact', 'deal', 'appointment', 'calendar', 'segment', 'campaign', 'appointment_custom_field', 'deal_custom_field', 'custom_field', 'contact_note'];
+const TENANT_TABLES = [
+  'contact',
+  'deal',
+  'appointment',
+  'calendar',
+  'segment',
+  'campaign',
+  'appointment_custom_field',
+  'deal_custom_field',
+  'custom_field',
+  'contact_note',
+];
 const ID = '00000000-0000-4000-8000-000000000001';
 
 let t: TestApp;
@@ -34,7 +45,9 @@ interface PlanNode {
 }
 
 const seqScans = (node: PlanNode): string[] => [
-  ...(node['Node Type'] === 'Seq Scan' && node['Relation Name'] && TENANT_TABLES.includes(node['Relation Name']) ? [node['Relation Name']] : []),
+  ...(node['Node Type'] === 'Seq Scan' && node['Relation Name'] && TENANT_TABLES.includes(node['Relation Name'])
+    ? [node['Relation Name']]
+    : []),
   ...(node.Plans ?? []).flatMap(seqScans),
 ];
 
@@ -83,7 +96,9 @@ describe('query shapes use indexes led by organisation_id', () => {
   it('PATCH and DELETE by id', async () => {
     const deal = registry.get('deal')!;
     const patch = parseRequest({ method: 'PATCH', resource: 'deal', query: `id=eq.${ID}`, header: () => undefined });
-    const update = compileWrite(planUpdate(deal, bodySchemas(deal), patch, { status_key: 'won' }), { tokenHash: hashToken(org.token) });
+    const update = compileWrite(planUpdate(deal, bodySchemas(deal), patch, { status_key: 'won' }), {
+      tokenHash: hashToken(org.token),
+    });
     expect(await scans(update.text, update.params)).toEqual([]);
     const del = parseRequest({ method: 'DELETE', resource: 'deal', query: `id=eq.${ID}`, header: () => undefined });
     const remove = compileWrite(planDelete(deal, del), { tokenHash: hashToken(org.token) });

@@ -56,7 +56,13 @@ const widget = pgTable('widget', {
 });
 const extended = createRegistry([
   ...resources,
-  defineResource({ name: 'widget', table: widget, verbs: ['GET', 'DELETE'], orderable: ['label'], filterable: ['id', 'label', 'order'] }),
+  defineResource({
+    name: 'widget',
+    table: widget,
+    verbs: ['GET', 'DELETE'],
+    orderable: ['label'],
+    filterable: ['id', 'label', 'order'],
+  }),
 ]);
 const withWidget = build(extended);
 
@@ -74,9 +80,11 @@ function follow(document: unknown, ref: string): unknown {
   return node;
 }
 
-const deref = <T>(document: Document, node: Json): T => (typeof node.$ref === 'string' ? follow(document, node.$ref) : node) as T;
+const deref = <T>(document: Document, node: Json): T =>
+  (typeof node.$ref === 'string' ? follow(document, node.$ref) : node) as T;
 
-const parametersOf = (document: Document, op: Operation): Parameter[] => (op.parameters ?? []).map((p) => deref<Parameter>(document, p));
+const parametersOf = (document: Document, op: Operation): Parameter[] =>
+  (op.parameters ?? []).map((p) => deref<Parameter>(document, p));
 
 const parameter = (document: Document, path: string, method: string, name: string, location = 'query') =>
   parametersOf(document, document.paths[path]![method]!).find((p) => p.name === name && p.in === location);
@@ -126,7 +134,9 @@ describe('buildOpenApi: document', () => {
 
   it('names /api/v1 as its server unless given a URL', () => {
     expect(doc.servers).toEqual([{ url: '/api/v1' }]);
-    expect(build(registry, { serverUrl: 'http://127.0.0.1:3000/api/v1' }).servers).toEqual([{ url: 'http://127.0.0.1:3000/api/v1' }]);
+    expect(build(registry, { serverUrl: 'http://127.0.0.1:3000/api/v1' }).servers).toEqual([
+      { url: 'http://127.0.0.1:3000/api/v1' },
+    ]);
   });
 
   it('declares bearer authentication for every operation', () => {
@@ -159,7 +169,11 @@ describe('buildOpenApi: document', () => {
       'DELETE /custom_field',
       'DELETE /custom_entity',
     ];
-    const expected = ['GET /', ...spec, ...spec.filter((s) => s.startsWith('GET ')).map((s) => s.replace('GET', 'HEAD'))];
+    const expected = [
+      'GET /',
+      ...spec,
+      ...spec.filter((s) => s.startsWith('GET ')).map((s) => s.replace('GET', 'HEAD')),
+    ];
     const actual = operations(doc).map(({ path, method }) => `${method.toUpperCase()} ${path}`);
     expect(actual.sort()).toEqual(expected.sort());
   });
@@ -194,13 +208,19 @@ describe('buildOpenApi: schemas', () => {
     expect(props('deal').value).toEqual({ type: ['number', 'null'] });
     expect(props('contact').birthday).toEqual({ type: ['string', 'null'], format: 'date' });
     expect(props('contact').is_blocked).toEqual({ type: ['boolean', 'null'] });
-    expect(props('contact').number_of_marketing_opt_in_requests).toEqual({ type: ['integer', 'null'], format: 'int32' });
+    expect(props('contact').number_of_marketing_opt_in_requests).toEqual({
+      type: ['integer', 'null'],
+      format: 'int32',
+    });
     expect(props('contact').email_transactional_opt_in).toMatchObject({
       enum: ['legitimate_interest', 'contract_fulfillment', 'consent_granted', null],
     });
     expect(props('calendar').type).toEqual({ type: 'string', enum: ['virtual', 'provider'] });
     expect(props('appointment').start_time).toEqual({ type: ['string', 'null'], format: 'date-time' });
-    expect(props('appointment_custom_field').string_list_value).toEqual({ type: ['array', 'null'], items: { type: 'string' } });
+    expect(props('appointment_custom_field').string_list_value).toEqual({
+      type: ['array', 'null'],
+      items: { type: 'string' },
+    });
     expect(props('custom_entity').data).toEqual({});
   });
 
@@ -225,12 +245,23 @@ describe('buildOpenApi: schemas', () => {
 
   it('describes the contract error body', () => {
     const error = doc.components.schemas.Error!;
-    expect(error.required).toEqual(['name', 'message', 'code', 'is_transient', 'timestamp', 'status_code', 'contact_support', 'request_id']);
+    expect(error.required).toEqual([
+      'name',
+      'message',
+      'code',
+      'is_transient',
+      'timestamp',
+      'status_code',
+      'contact_support',
+      'request_id',
+    ]);
     expect(Object.keys(error.properties)).toEqual([...(error.required as string[]), 'hint', 'context']);
     expect(error.properties.code).toMatchObject({ type: 'string' });
     expect(error.properties.status_code).toMatchObject({ type: 'integer' });
     for (const response of Object.values(doc.components.responses)) {
-      expect(response).toMatchObject({ content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+      expect(response).toMatchObject({
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      });
     }
   });
 });
@@ -271,8 +302,15 @@ describe('buildOpenApi: parameters', () => {
         const filter = parametersOf(doc, op).find((p) => p.name === field.name);
         const operators = listAfter(filter?.description, 'Operators:');
         for (const op of operators) {
-          const value = op.startsWith('is.') ? op : op === 'in' ? `in.(${sample[field.kind]})` : `${op}.${sample[field.kind]}`;
-          expect(() => planGet(resource, `${field.name}=${encodeURIComponent(value)}`), `${field.kind} ${value}`).not.toThrow();
+          const value = op.startsWith('is.')
+            ? op
+            : op === 'in'
+              ? `in.(${sample[field.kind]})`
+              : `${op}.${sample[field.kind]}`;
+          expect(
+            () => planGet(resource, `${field.name}=${encodeURIComponent(value)}`),
+            `${field.kind} ${value}`,
+          ).not.toThrow();
         }
       }
     }
@@ -280,7 +318,8 @@ describe('buildOpenApi: parameters', () => {
   });
 
   it('lists exactly the allowed order fields, as the planner enforces them', () => {
-    const orderFields = (path: string) => listAfter(parameter(doc, path, 'get', 'order')?.description, 'Allowed fields:').sort();
+    const orderFields = (path: string) =>
+      listAfter(parameter(doc, path, 'get', 'order')?.description, 'Allowed fields:').sort();
     expect(orderFields('/contact')).toEqual(['created_at', 'display_name']);
     expect(orderFields('/calendar')).toEqual(['created_at', 'name', 'updated_at']);
     expect(orderFields('/appointment')).toEqual(['start_time']);
@@ -289,7 +328,8 @@ describe('buildOpenApi: parameters', () => {
     expect(parameter(doc, '/campaign', 'get', 'order')).toBeUndefined();
 
     const contact = registry.get('contact')!;
-    for (const field of orderFields('/contact')) expect(() => planGet(contact, `order=${field}.desc.nullslast`)).not.toThrow();
+    for (const field of orderFields('/contact'))
+      expect(() => planGet(contact, `order=${field}.desc.nullslast`)).not.toThrow();
     expect(errorOf(() => planGet(contact, 'order=email')).code).toBe('UNKNOWN_FIELD');
   });
 
@@ -302,8 +342,12 @@ describe('buildOpenApi: parameters', () => {
 
   it('documents only Prefer values the engine accepts under handling=strict', () => {
     const description = doc.components.parameters.Prefer!.description ?? '';
-    const documented = [...description.matchAll(/`([a-z-]+)=([^`]+)`/g)].map(([, name, values]) => [name!, values!.split('|')] as const);
-    expect(documented.map(([name]) => name)).toEqual(expect.arrayContaining(['count', 'return', 'resolution', 'missing', 'handling', 'tx', 'max-affected']));
+    const documented = [...description.matchAll(/`([a-z-]+)=([^`]+)`/g)].map(
+      ([, name, values]) => [name!, values!.split('|')] as const,
+    );
+    expect(documented.map(([name]) => name)).toEqual(
+      expect.arrayContaining(['count', 'return', 'resolution', 'missing', 'handling', 'tx', 'max-affected']),
+    );
     for (const [name, values] of documented) {
       for (const value of values) {
         expect(() => parsePreferences(`handling=strict, ${name}=${value === 'N' ? '5' : value}`)).not.toThrow();
@@ -319,10 +363,24 @@ describe('buildOpenApi: parameters', () => {
     expect(p.Range).toMatchObject({ name: 'Range', in: 'header' });
     expect(p['Range-Unit']).toMatchObject({ name: 'Range-Unit', in: 'header', schema: { default: 'items' } });
     expect(p.Prefer).toMatchObject({ name: 'Prefer', in: 'header', schema: { type: 'string' } });
-    expect(p['engage-version']).toMatchObject({ in: 'header', required: false, schema: { type: 'string', enum: ['2026-11-01'] } });
+    expect(p['engage-version']).toMatchObject({
+      in: 'header',
+      required: false,
+      schema: { type: 'string', enum: ['2026-11-01'] },
+    });
     const get = parametersOf(doc, doc.paths['/segment']!.get!).map((x) => `${x.in}:${x.name}`);
     expect(get).toEqual(
-      expect.arrayContaining(['query:select', 'query:limit', 'query:offset', 'query:and', 'query:or', 'header:Range', 'header:Range-Unit', 'header:Prefer', 'header:engage-version']),
+      expect.arrayContaining([
+        'query:select',
+        'query:limit',
+        'query:offset',
+        'query:and',
+        'query:or',
+        'header:Range',
+        'header:Range-Unit',
+        'header:Prefer',
+        'header:engage-version',
+      ]),
     );
   });
 });
@@ -345,7 +403,10 @@ describe('buildOpenApi: operations', () => {
   });
 
   it('describes request bodies with the schemas the write path validates with', () => {
-    const schemas = doc.components.schemas as Record<string, { properties: Record<string, unknown>; additionalProperties: boolean }>;
+    const schemas = doc.components.schemas as Record<
+      string,
+      { properties: Record<string, unknown>; additionalProperties: boolean }
+    >;
     const create = schemas['calendar.create']!;
     expect(Object.keys(create.properties)).toEqual(['id', 'name', 'type', 'external_id']);
     expect(create.additionalProperties).toBe(false);
@@ -361,7 +422,12 @@ describe('buildOpenApi: operations', () => {
       required: true,
       content: {
         'application/json': {
-          schema: { oneOf: [{ $ref: '#/components/schemas/calendar.create' }, { type: 'array', items: { $ref: '#/components/schemas/calendar.create' } }] },
+          schema: {
+            oneOf: [
+              { $ref: '#/components/schemas/calendar.create' },
+              { type: 'array', items: { $ref: '#/components/schemas/calendar.create' } },
+            ],
+          },
         },
       },
     });
@@ -372,7 +438,9 @@ describe('buildOpenApi: operations', () => {
 
   it('selects the rows of PATCH and DELETE by filters, without pagination', () => {
     for (const method of ['patch', 'delete']) {
-      expect(names('/deal', method)).toEqual(expect.arrayContaining(['id', 'currency', 'and', 'or', 'select', 'Prefer']));
+      expect(names('/deal', method)).toEqual(
+        expect.arrayContaining(['id', 'currency', 'and', 'or', 'select', 'Prefer']),
+      );
       expect(names('/deal', method)).not.toContain('limit');
       expect(names('/deal', method)).not.toContain('order');
     }
@@ -380,7 +448,16 @@ describe('buildOpenApi: operations', () => {
       required: true,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/deal_details.update' } } },
     });
-    expect(Object.keys(doc.paths['/deal']!.patch!.responses)).toEqual(['200', '204', '400', '401', '403', '409', '413', '415']);
+    expect(Object.keys(doc.paths['/deal']!.patch!.responses)).toEqual([
+      '200',
+      '204',
+      '400',
+      '401',
+      '403',
+      '409',
+      '413',
+      '415',
+    ]);
     expect(Object.keys(doc.paths['/deal']!.delete!.responses)).toEqual(['200', '204', '400', '401']);
   });
 });
@@ -389,8 +466,13 @@ describe('buildOpenApi: generated from the registry', () => {
   it('shows a resource added to the registry with its path and schema', () => {
     expect(Object.keys(withWidget.paths['/widget']!)).toEqual(['get', 'head', 'delete']);
     expect(withWidget.components.schemas.widget!.properties.label).toEqual({ type: ['string', 'null'] });
-    expect(withWidget.components.schemas.widget!.properties.created_at).toMatchObject({ format: 'date-time', readOnly: true });
-    expect(listAfter(parameter(withWidget, '/widget', 'get', 'order')?.description, 'Allowed fields:')).toEqual(['label']);
+    expect(withWidget.components.schemas.widget!.properties.created_at).toMatchObject({
+      format: 'date-time',
+      readOnly: true,
+    });
+    expect(listAfter(parameter(withWidget, '/widget', 'get', 'order')?.description, 'Allowed fields:')).toEqual([
+      'label',
+    ]);
     expect(doc.paths['/widget']).toBeUndefined();
   });
 
@@ -420,7 +502,10 @@ describe('buildOpenApi: structure', () => {
       for (const { path, method, op } of operations(document)) {
         const params = parametersOf(document, op);
         for (const p of params) {
-          expect(p, `${method} ${path}`).toMatchObject({ name: expect.any(String), in: expect.stringMatching(/^(query|header|path|cookie)$/) });
+          expect(p, `${method} ${path}`).toMatchObject({
+            name: expect.any(String),
+            in: expect.stringMatching(/^(query|header|path|cookie)$/),
+          });
           expect(p.schema, `${method} ${path} ${p.name}`).toBeDefined();
         }
         const keys = params.map((p) => `${p.in}:${p.name}`);

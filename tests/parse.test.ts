@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ApiError, type ErrorCode } from '../engine/errors.ts';
-import { parseAccept, parsePreferences, parseRange } from '../engine/parse/headers.ts';
 import { parseFilterValue, parseLogicTree } from '../engine/parse/filter.ts';
+import { parseAccept, parsePreferences, parseRange } from '../engine/parse/headers.ts';
 import { parseRequest } from '../engine/parse/index.ts';
 import { parseQuery } from '../engine/parse/query.ts';
 import { parseOrder, parseSelect } from '../engine/parse/select.ts';
@@ -42,7 +42,12 @@ const quant = (op: QuantifiableOp, value: string, quantifier: 'any' | 'all' | nu
 });
 const simple = (op: SimpleOp, value: string): Operation => ({ kind: 'simple', op, value });
 const inList = (...values: string[]): Operation => ({ kind: 'in', values });
-const fts = (op: FtsOp, value: string, language: string | null = null): Operation => ({ kind: 'fts', op, language, value });
+const fts = (op: FtsOp, value: string, language: string | null = null): Operation => ({
+  kind: 'fts',
+  op,
+  language,
+  value,
+});
 
 const filter = (f: FieldRef | string, operation: Operation, negated = false): FilterNode => ({
   kind: 'filter',
@@ -53,13 +58,22 @@ const filter = (f: FieldRef | string, operation: Operation, negated = false): Fi
 const or = (children: Condition[], negated = false): LogicNode => ({ kind: 'logic', op: 'or', negated, children });
 const and = (children: Condition[], negated = false): LogicNode => ({ kind: 'logic', op: 'and', negated, children });
 
-const col = (name: string, alias: string | null = null, cast: string | null = null, ...jsonPath: JsonPathStep[]): SelectItem => ({
+const col = (
+  name: string,
+  alias: string | null = null,
+  cast: string | null = null,
+  ...jsonPath: JsonPathStep[]
+): SelectItem => ({
   kind: 'field',
   field: field(name, ...jsonPath),
   alias,
   cast,
 });
-const term = (f: FieldRef | string, direction: 'asc' | 'desc' | null = null, nulls: 'first' | 'last' | null = null): OrderTerm => ({
+const term = (
+  f: FieldRef | string,
+  direction: 'asc' | 'desc' | null = null,
+  nulls: 'first' | 'last' | null = null,
+): OrderTerm => ({
   field: typeof f === 'string' ? field(f) : f,
   direction,
   nulls,
@@ -154,7 +168,10 @@ describe('query string: splitting and decoding', () => {
 
   it('keys without "=" are ignored entirely', () => {
     expect(parseQuery('id')).toEqual(EMPTY_QUERY);
-    expect(parseQuery('id&name=eq.x&limit&order')).toEqual({ ...EMPTY_QUERY, where: [filter('name', quant('eq', 'x'))] });
+    expect(parseQuery('id&name=eq.x&limit&order')).toEqual({
+      ...EMPTY_QUERY,
+      where: [filter('name', quant('eq', 'x'))],
+    });
   });
 
   it('empty parts between "&" are ignored', () => {
@@ -180,7 +197,9 @@ describe('query string: splitting and decoding', () => {
   });
 
   it('%26 carries a literal "&" inside a value (fts.fun%26possible)', () => {
-    expect(only('text_search_vector=fts.fun%26possible')).toEqual(filter('text_search_vector', fts('fts', 'fun&possible')));
+    expect(only('text_search_vector=fts.fun%26possible')).toEqual(
+      filter('text_search_vector', fts('fts', 'fun&possible')),
+    );
   });
 
   it('keys are percent-decoded too', () => {
@@ -229,12 +248,21 @@ describe('filters: every operator', () => {
   });
 
   it.each(QUANT)('%s(any).{a,b} and %s(all)', (op) => {
-    expect(parseFilterValue('col', `${op}(any).{a,b}`)).toEqual({ negated: false, operation: quant(op, '{a,b}', 'any') });
-    expect(parseFilterValue('col', `${op}(all).{a,b}`)).toEqual({ negated: false, operation: quant(op, '{a,b}', 'all') });
+    expect(parseFilterValue('col', `${op}(any).{a,b}`)).toEqual({
+      negated: false,
+      operation: quant(op, '{a,b}', 'any'),
+    });
+    expect(parseFilterValue('col', `${op}(all).{a,b}`)).toEqual({
+      negated: false,
+      operation: quant(op, '{a,b}', 'all'),
+    });
   });
 
   it.each(QUANT)('not.%s(any)', (op) => {
-    expect(parseFilterValue('col', `not.${op}(any).{1,2}`)).toEqual({ negated: true, operation: quant(op, '{1,2}', 'any') });
+    expect(parseFilterValue('col', `not.${op}(any).{1,2}`)).toEqual({
+      negated: true,
+      operation: quant(op, '{1,2}', 'any'),
+    });
   });
 
   it.each(SIMPLE)('%s.value', (op) => {
@@ -257,11 +285,17 @@ describe('filters: every operator', () => {
   });
 
   it.each(FTS)('%s(english).value', (op) => {
-    expect(parseFilterValue('tsv', `${op}(english).fat cats`)).toEqual({ negated: false, operation: fts(op, 'fat cats', 'english') });
+    expect(parseFilterValue('tsv', `${op}(english).fat cats`)).toEqual({
+      negated: false,
+      operation: fts(op, 'fat cats', 'english'),
+    });
   });
 
   it.each(FTS)('not.%s(french).value', (op) => {
-    expect(parseFilterValue('tsv', `not.${op}(french).amusant`)).toEqual({ negated: true, operation: fts(op, 'amusant', 'french') });
+    expect(parseFilterValue('tsv', `not.${op}(french).amusant`)).toEqual({
+      negated: true,
+      operation: fts(op, 'amusant', 'french'),
+    });
   });
 
   it('fts with an empty language fts().x is an error', () => {
@@ -324,7 +358,9 @@ describe('filters: every operator', () => {
     expect(parseQuery('body=like(any).{%25plan%25,%25brain%25}').where).toEqual([
       filter('body', quant('like', '{%plan%,%brain%}', 'any')),
     ]);
-    expect(parseQuery('last_name=like(all).{O*,*n}').where).toEqual([filter('last_name', quant('like', '{O*,*n}', 'all'))]);
+    expect(parseQuery('last_name=like(all).{O*,*n}').where).toEqual([
+      filter('last_name', quant('like', '{O*,*n}', 'all')),
+    ]);
     expect(parseQuery('a=is.not_null').where).toEqual([filter('a', { kind: 'is', value: 'not_null' })]);
     expect(parseQuery('period=ov.[2017-01-01,2017-06-30]').where).toEqual([
       filter('period', simple('ov', '[2017-01-01,2017-06-30]')),
@@ -367,7 +403,9 @@ describe('filters: values taken verbatim at the top level', () => {
 
 describe('filters: in lists', () => {
   it('quoted elements may hold "," and ")"', () => {
-    expect(parseFilterValue('name', 'in.("Hebdon, John","Williams, Mary")').operation).toEqual(inList('Hebdon, John', 'Williams, Mary'));
+    expect(parseFilterValue('name', 'in.("Hebdon, John","Williams, Mary")').operation).toEqual(
+      inList('Hebdon, John', 'Williams, Mary'),
+    );
     expect(parseFilterValue('name', 'in.("a)b",c)').operation).toEqual(inList('a)b', 'c'));
   });
 
@@ -495,7 +533,10 @@ describe('filters: malformed values', () => {
 
 describe('filters: fields in keys', () => {
   it('several filters on one field are kept separately, in order', () => {
-    expect(parseQuery('id=gt.0&id=lt.6').where).toEqual([filter('id', quant('gt', '0')), filter('id', quant('lt', '6'))]);
+    expect(parseQuery('id=gt.0&id=lt.6').where).toEqual([
+      filter('id', quant('gt', '0')),
+      filter('id', quant('lt', '6')),
+    ]);
   });
 
   it('filters on several fields', () => {
@@ -590,7 +631,9 @@ describe('logic trees (or= / and=)', () => {
   });
 
   it('and=(a.gte.0,a.lte.100)', () => {
-    expect(only('and=(a.gte.0,a.lte.100)')).toEqual(and([filter('a', quant('gte', '0')), filter('a', quant('lte', '100'))]));
+    expect(only('and=(a.gte.0,a.lte.100)')).toEqual(
+      and([filter('a', quant('gte', '0')), filter('a', quant('lte', '100'))]),
+    );
   });
 
   it('a single-item tree', () => {
@@ -598,7 +641,9 @@ describe('logic trees (or= / and=)', () => {
   });
 
   it('not.or= negates the whole tree', () => {
-    expect(only('not.or=(a.eq.1,b.eq.2)')).toEqual(or([filter('a', quant('eq', '1')), filter('b', quant('eq', '2'))], true));
+    expect(only('not.or=(a.eq.1,b.eq.2)')).toEqual(
+      or([filter('a', quant('eq', '1')), filter('b', quant('eq', '2'))], true),
+    );
   });
 
   it('not.and= negates the whole tree', () => {
@@ -609,14 +654,20 @@ describe('logic trees (or= / and=)', () => {
 
   it('nested not.and(...) inside or', () => {
     expect(only('or=(age.eq.14,not.and(age.gte.11,age.lte.17))')).toEqual(
-      or([filter('age', quant('eq', '14')), and([filter('age', quant('gte', '11')), filter('age', quant('lte', '17'))], true)]),
+      or([
+        filter('age', quant('eq', '14')),
+        and([filter('age', quant('gte', '11')), filter('age', quant('lte', '17'))], true),
+      ]),
     );
   });
 
   it('deep nesting or(... and(... or(...)))', () => {
     expect(only('and=(or(a.eq.1,and(b.eq.2,c.is.null)),not.or(d.neq.4,e.lt.5))')).toEqual(
       and([
-        or([filter('a', quant('eq', '1')), and([filter('b', quant('eq', '2')), filter('c', { kind: 'is', value: 'null' })])]),
+        or([
+          filter('a', quant('eq', '1')),
+          and([filter('b', quant('eq', '2')), filter('c', { kind: 'is', value: 'null' })]),
+        ]),
         or([filter('d', simple('neq', '4')), filter('e', quant('lt', '5'))], true),
       ]),
     );
@@ -624,7 +675,10 @@ describe('logic trees (or= / and=)', () => {
 
   it('the example from decisions.md: or=(a.eq.1,and(b.gt.2,c.is.null))', () => {
     expect(only('or=(a.eq.1,and(b.gt.2,c.is.null))')).toEqual(
-      or([filter('a', quant('eq', '1')), and([filter('b', quant('gt', '2')), filter('c', { kind: 'is', value: 'null' })])]),
+      or([
+        filter('a', quant('eq', '1')),
+        and([filter('b', quant('gt', '2')), filter('c', { kind: 'is', value: 'null' })]),
+      ]),
     );
   });
 
@@ -647,15 +701,21 @@ describe('logic trees (or= / and=)', () => {
   });
 
   it('a quoted value may hold "."', () => {
-    expect(only('or=(name.eq."a.b",name.eq.c)')).toEqual(or([filter('name', quant('eq', 'a.b')), filter('name', quant('eq', 'c'))]));
+    expect(only('or=(name.eq."a.b",name.eq.c)')).toEqual(
+      or([filter('name', quant('eq', 'a.b')), filter('name', quant('eq', 'c'))]),
+    );
   });
 
   it('"(" is allowed unquoted in a tree value', () => {
-    expect(only('or=(name.eq.a(b,id.eq.1)')).toEqual(or([filter('name', quant('eq', 'a(b')), filter('id', quant('eq', '1'))]));
+    expect(only('or=(name.eq.a(b,id.eq.1)')).toEqual(
+      or([filter('name', quant('eq', 'a(b')), filter('id', quant('eq', '1'))]),
+    );
   });
 
   it('{...} literals are kept whole, commas included', () => {
-    expect(only('or=(tags.cs.{a,b},tags.ov.{c})')).toEqual(or([filter('tags', simple('cs', '{a,b}')), filter('tags', simple('ov', '{c}'))]));
+    expect(only('or=(tags.cs.{a,b},tags.ov.{c})')).toEqual(
+      or([filter('tags', simple('cs', '{a,b}')), filter('tags', simple('ov', '{c}'))]),
+    );
   });
 
   it('{...} JSON literals are kept whole', () => {
@@ -671,7 +731,9 @@ describe('logic trees (or= / and=)', () => {
   });
 
   it('in lists inside a tree are nested parens', () => {
-    expect(only('or=(id.in.(1,2),id.in.(3,4))')).toEqual(or([filter('id', inList('1', '2')), filter('id', inList('3', '4'))]));
+    expect(only('or=(id.in.(1,2),id.in.(3,4))')).toEqual(
+      or([filter('id', inList('1', '2')), filter('id', inList('3', '4'))]),
+    );
   });
 
   it('in lists inside a tree with quoted elements', () => {
@@ -737,7 +799,9 @@ describe('logic trees (or= / and=)', () => {
   });
 
   it('parseLogicTree with not.or', () => {
-    expect(parseLogicTree('not.or', '(a.eq.1,b.eq.2)')).toEqual(or([filter('a', quant('eq', '1')), filter('b', quant('eq', '2'))], true));
+    expect(parseLogicTree('not.or', '(a.eq.1,b.eq.2)')).toEqual(
+      or([filter('a', quant('eq', '1')), filter('b', quant('eq', '2'))], true),
+    );
   });
 
   it('several trees are kept separately (ANDed)', () => {
@@ -1014,7 +1078,11 @@ describe('order', () => {
 
   describe('errors', () => {
     it('id.asc.nullslasttt points at the junk', () => {
-      expectSyntaxError(() => parseQuery('order=id.asc.nullslasttt'), { key: 'order', value: 'id.asc.nullslasttt', at: 16 });
+      expectSyntaxError(() => parseQuery('order=id.asc.nullslasttt'), {
+        key: 'order',
+        value: 'id.asc.nullslasttt',
+        at: 16,
+      });
     });
 
     it('id.nullslasttt points at the junk', () => {
@@ -1025,12 +1093,19 @@ describe('order', () => {
       expectSyntaxError(() => parseQuery('order=id.descc'), { key: 'order', value: 'id.descc', at: 7 });
     });
 
-    it.each(['id.ac', 'id.nulsfist', 'id.smth34', 'id.asc.nlsfst', 'id.asc.smth34', 'id.desc.asc', 'id.nullsfirst.desc', 'id.', 'id.ASC'])(
-      'order=%s',
-      (value) => {
-        expectSyntaxError(() => parseQuery(`order=${value}`), { key: 'order', value });
-      },
-    );
+    it.each([
+      'id.ac',
+      'id.nulsfist',
+      'id.smth34',
+      'id.asc.nlsfst',
+      'id.asc.smth34',
+      'id.desc.asc',
+      'id.nullsfirst.desc',
+      'id.',
+      'id.ASC',
+    ])('order=%s', (value) => {
+      expectSyntaxError(() => parseQuery(`order=${value}`), { key: 'order', value });
+    });
 
     it('a trailing comma', () => {
       expectSyntaxError(() => parseQuery('order=id,'), { key: 'order', value: 'id,', at: 3 });
@@ -1084,12 +1159,15 @@ describe('limit and offset', () => {
     expect(q.offset).toBeNull();
   });
 
-  it.each(['-1', 'abc', '1.5', '1e3', '0x10', '10abc', ''])('limit=%s is 400 INVALID_QUERY naming limit and the value', (value) => {
-    const e = caught(() => parseQuery(`limit=${encodeURIComponent(value)}`));
-    expect(e.code).toBe('INVALID_QUERY');
-    expect(e.status).toBe(400);
-    expect(e.message).toContain(`(limit=${value})`);
-  });
+  it.each(['-1', 'abc', '1.5', '1e3', '0x10', '10abc', ''])(
+    'limit=%s is 400 INVALID_QUERY naming limit and the value',
+    (value) => {
+      const e = caught(() => parseQuery(`limit=${encodeURIComponent(value)}`));
+      expect(e.code).toBe('INVALID_QUERY');
+      expect(e.status).toBe(400);
+      expect(e.message).toContain(`(limit=${value})`);
+    },
+  );
 
   it.each(['-1', 'abc', '1.5', '2e1', ''])('offset=%s is 400 INVALID_QUERY naming offset and the value', (value) => {
     const e = caught(() => parseQuery(`offset=${value}`));
@@ -1154,7 +1232,9 @@ describe('Prefer', () => {
   });
 
   it('several headers joined by ", " are all read', () => {
-    expect(parsePreferences('return=representation, count=exact, resolution=merge-duplicates, missing=default')).toEqual({
+    expect(
+      parsePreferences('return=representation, count=exact, resolution=merge-duplicates, missing=default'),
+    ).toEqual({
       ...NO_PREFS,
       return: 'representation',
       count: 'exact',
@@ -1164,8 +1244,16 @@ describe('Prefer', () => {
   });
 
   it('comma without space and extra whitespace are fine', () => {
-    expect(parsePreferences('return=representation,count=exact')).toEqual({ ...NO_PREFS, return: 'representation', count: 'exact' });
-    expect(parsePreferences('  return=minimal ,   count=planned  ')).toEqual({ ...NO_PREFS, return: 'minimal', count: 'planned' });
+    expect(parsePreferences('return=representation,count=exact')).toEqual({
+      ...NO_PREFS,
+      return: 'representation',
+      count: 'exact',
+    });
+    expect(parsePreferences('  return=minimal ,   count=planned  ')).toEqual({
+      ...NO_PREFS,
+      return: 'minimal',
+      count: 'planned',
+    });
   });
 
   it('the first occurrence of a preference wins', () => {
@@ -1264,12 +1352,15 @@ describe('Range', () => {
     expect(parseRange('5-5', 'items')).toEqual({ from: 5, to: 5 });
   });
 
-  it.each(['abc', '-5', '0-9-', '1.5-3', '0-x', 'a-9', '0 9', 'bytes=0-9', '0--1'])('malformed Range %s is 400 INVALID_QUERY', (range) => {
-    const e = caught(() => parseRange(range, null));
-    expect(e.code).toBe('INVALID_QUERY');
-    expect(e.status).toBe(400);
-    expect(e.message).toContain('Range');
-  });
+  it.each(['abc', '-5', '0-9-', '1.5-3', '0-x', 'a-9', '0 9', 'bytes=0-9', '0--1'])(
+    'malformed Range %s is 400 INVALID_QUERY',
+    (range) => {
+      const e = caught(() => parseRange(range, null));
+      expect(e.code).toBe('INVALID_QUERY');
+      expect(e.status).toBe(400);
+      expect(e.message).toContain('Range');
+    },
+  );
 
   it('5-2 (lower above upper) is 416 RANGE_NOT_SATISFIABLE', () => {
     const e = caught(() => parseRange('5-2', null));
@@ -1297,13 +1388,19 @@ describe('Accept', () => {
     expect(parseAccept('')).toBe('json');
   });
 
-  it.each(['*/*', 'application/json', 'application/*', 'application/json; charset=utf-8'])('%s means JSON', (accept) => {
-    expect(parseAccept(accept)).toBe('json');
-  });
+  it.each(['*/*', 'application/json', 'application/*', 'application/json; charset=utf-8'])(
+    '%s means JSON',
+    (accept) => {
+      expect(parseAccept(accept)).toBe('json');
+    },
+  );
 
-  it.each(['application/vnd.pgrst.object+json', 'application/vnd.pgrst.object'])('%s means a single object', (accept) => {
-    expect(parseAccept(accept)).toBe('object');
-  });
+  it.each(['application/vnd.pgrst.object+json', 'application/vnd.pgrst.object'])(
+    '%s means a single object',
+    (accept) => {
+      expect(parseAccept(accept)).toBe('object');
+    },
+  );
 
   it('vnd.pgrst.object with parameters', () => {
     expect(parseAccept('application/vnd.pgrst.object+json; charset=utf-8')).toBe('object');
@@ -1400,26 +1497,43 @@ describe('parseRequest', () => {
   });
 
   it('the Range-Unit header is read on GET', () => {
-    const e = caught(() => parseRequest({ method: 'GET', resource: 'deal', query: '', header: headers({ Range: '0-9', 'Range-Unit': 'bytes' }) }));
+    const e = caught(() =>
+      parseRequest({
+        method: 'GET',
+        resource: 'deal',
+        query: '',
+        header: headers({ Range: '0-9', 'Range-Unit': 'bytes' }),
+      }),
+    );
     expect(e.code).toBe('INVALID_QUERY');
   });
 
   it('query errors surface from parseRequest', () => {
-    expectSyntaxError(() => parseRequest({ method: 'GET', resource: 'deal', query: 'order=id.asc.nullslasttt', header: headers({}) }), {
-      key: 'order',
-      value: 'id.asc.nullslasttt',
-      at: 16,
-    });
+    expectSyntaxError(
+      () => parseRequest({ method: 'GET', resource: 'deal', query: 'order=id.asc.nullslasttt', header: headers({}) }),
+      {
+        key: 'order',
+        value: 'id.asc.nullslasttt',
+        at: 16,
+      },
+    );
   });
 
   it('Accept errors surface from parseRequest', () => {
-    const e = caught(() => parseRequest({ method: 'GET', resource: 'deal', query: '', header: headers({ Accept: 'text/unknown' }) }));
+    const e = caught(() =>
+      parseRequest({ method: 'GET', resource: 'deal', query: '', header: headers({ Accept: 'text/unknown' }) }),
+    );
     expect(e.code).toBe('NOT_ACCEPTABLE');
   });
 
   it('strict Prefer errors surface from parseRequest', () => {
     const e = caught(() =>
-      parseRequest({ method: 'PATCH', resource: 'deal', query: 'id=eq.1', header: headers({ Prefer: 'handling=strict, nope' }) }),
+      parseRequest({
+        method: 'PATCH',
+        resource: 'deal',
+        query: 'id=eq.1',
+        header: headers({ Prefer: 'handling=strict, nope' }),
+      }),
     );
     expect(e.code).toBe('INVALID_PREFERENCE');
   });

@@ -19,7 +19,8 @@ vi.mock('postgres', () => ({
     const client: FakeClient = { index: clients.length, options, pending: [], ended: false };
     clients.push(client);
     // Every statement stays in flight until the test releases it.
-    const hold = () => new Promise<unknown[]>((resolve) => client.pending.push(() => resolve([{ client: client.index }])));
+    const hold = () =>
+      new Promise<unknown[]>((resolve) => client.pending.push(() => resolve([{ client: client.index }])));
     return {
       unsafe: hold,
       begin: async (fn: (tx: { unsafe: typeof hold }) => Promise<unknown>) => {
@@ -47,7 +48,10 @@ describe('postgres.js pool', () => {
     connectPostgres('postgres://x/db', { poolSize: 3, statementTimeoutMs: 250 });
     expect(clients).toHaveLength(3);
     for (const c of clients) {
-      expect(c.options).toMatchObject({ max: 1, connection: { TimeZone: 'UTC', statement_timeout: 250, application_name: 'engage' } });
+      expect(c.options).toMatchObject({
+        max: 1,
+        connection: { TimeZone: 'UTC', statement_timeout: 250, application_name: 'engage' },
+      });
     }
   });
 

@@ -50,15 +50,23 @@ let counter = 0;
 const uniq = (prefix: string) => `${prefix}-${++counter}-${randomUUID().slice(0, 8)}`;
 
 async function rowsWhere(table: string, column: string, value: string): Promise<Row[]> {
-  const found = await t.db.query<{ r: string }>(`SELECT row_to_json(x)::text AS r FROM "${table}" x WHERE "${column}"::text = $1 ORDER BY created_at, id`, [value]);
+  const found = await t.db.query<{ r: string }>(
+    `SELECT row_to_json(x)::text AS r FROM "${table}" x WHERE "${column}"::text = $1 ORDER BY created_at, id`,
+    [value],
+  );
   return found.map((f) => JSON.parse(f.r));
 }
 async function countWhere(table: string, column: string, value: string): Promise<number> {
-  const [row] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table}" WHERE "${column}"::text = $1`, [value]);
+  const [row] = await t.db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM "${table}" WHERE "${column}"::text = $1`,
+    [value],
+  );
   return row!.n;
 }
 async function countLike(table: string, column: string, prefix: string): Promise<number> {
-  const [row] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table}" WHERE "${column}" LIKE $1`, [`${prefix}%`]);
+  const [row] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table}" WHERE "${column}" LIKE $1`, [
+    `${prefix}%`,
+  ]);
   return row!.n;
 }
 const byName = (rows: Row[] | null) => [...(rows ?? [])].sort((x, y) => String(x.name).localeCompare(String(y.name)));
@@ -95,7 +103,12 @@ describe('insert', () => {
     expect(error).toBeNull();
     expect(status).toBe(201);
     expect(last().url.searchParams.get('columns')).toBe('"name","external_id"');
-    const rows = byName(await rowsWhere('calendar', 'name', `${p}-a`).then(async (r) => [...r, ...(await rowsWhere('calendar', 'name', `${p}-b`))]));
+    const rows = byName(
+      await rowsWhere('calendar', 'name', `${p}-a`).then(async (r) => [
+        ...r,
+        ...(await rowsWhere('calendar', 'name', `${p}-b`)),
+      ]),
+    );
     expect(rows.map((r) => [r.name, r.external_id])).toEqual([
       [`${p}-a`, null],
       [`${p}-b`, `${p}-b`],
@@ -111,7 +124,10 @@ describe('insert', () => {
     expect(all.data).toHaveLength(1);
     expect(all.data![0]).toMatchObject({ name, type: 'virtual', external_id: null, organisation_id: org.id });
     expect(all.data![0]!.id).toEqual(expect.any(String));
-    const narrow = await db().from('calendar').insert([{ name: `${name}-2` }]).select('id, name');
+    const narrow = await db()
+      .from('calendar')
+      .insert([{ name: `${name}-2` }])
+      .select('id, name');
     expect(narrow.error).toBeNull();
     expect(last().url.searchParams.get('select')).toBe('id,name');
     expect(narrow.data).toEqual([{ id: expect.any(String), name: `${name}-2` }]);
@@ -182,13 +198,25 @@ describe('insert', () => {
 
   it('inserts deals, appointment types and contact notes', async () => {
     const name = uniq('misc');
-    const deal = await db().from('deal').insert({ name, contact_id: contact, value: 12.5, currency: 'EUR', won_at: '2026-12-01T09:00:00Z' }).select('name, value, currency').single();
+    const deal = await db()
+      .from('deal')
+      .insert({ name, contact_id: contact, value: 12.5, currency: 'EUR', won_at: '2026-12-01T09:00:00Z' })
+      .select('name, value, currency')
+      .single();
     expect(deal.error).toBeNull();
     expect(deal.data).toEqual({ name, value: 12.5, currency: 'EUR' });
-    const type = await db().from('appointment_type').insert({ name, key: name, emoji: '💬' }).select('key, emoji').single();
+    const type = await db()
+      .from('appointment_type')
+      .insert({ name, key: name, emoji: '💬' })
+      .select('key, emoji')
+      .single();
     expect(type.error).toBeNull();
     expect(type.data).toEqual({ key: name, emoji: '💬' });
-    const note = await db().from('contact_note').insert({ contact_id: contact, text: name }).select('contact_id, text').single();
+    const note = await db()
+      .from('contact_note')
+      .insert({ contact_id: contact, text: name })
+      .select('contact_id, text')
+      .single();
     expect(note.error).toBeNull();
     expect(note.data).toEqual({ contact_id: contact, text: name });
     expect(await countWhere('deal', 'name', name)).toBe(1);
@@ -201,7 +229,10 @@ describe('upsert', () => {
   it('.upsert(obj, { onConflict: "external_id" }) updates the existing row: 200', async () => {
     const ext = uniq('up');
     const [id] = await insertRows(t.db, 'calendar', org.id, [{ name: 'old', external_id: ext }]);
-    const { data, error, status } = await db().from('calendar').upsert({ name: 'new', external_id: ext }, { onConflict: 'external_id' }).select('id, name');
+    const { data, error, status } = await db()
+      .from('calendar')
+      .upsert({ name: 'new', external_id: ext }, { onConflict: 'external_id' })
+      .select('id, name');
     expect(error).toBeNull();
     expect(status).toBe(200);
     expect(last().url.searchParams.get('on_conflict')).toBe('external_id');
@@ -293,7 +324,10 @@ describe('update', () => {
   it('.update(v).eq(...): 204 and no data; the row changes', async () => {
     const name = uniq('upd');
     const [id] = await insertRows(t.db, 'calendar', org.id, [{ name }]);
-    const { data, error, status } = await db().from('calendar').update({ name: `${name}-2` }).eq('id', id!);
+    const { data, error, status } = await db()
+      .from('calendar')
+      .update({ name: `${name}-2` })
+      .eq('id', id!);
     expect(error).toBeNull();
     expect(status).toBe(204);
     expect(data).toBeNull();
@@ -305,7 +339,11 @@ describe('update', () => {
   it('.update(v).eq(...).select(): 200 and the updated rows', async () => {
     const name = uniq('upd');
     const [id] = await insertRows(t.db, 'deal', org.id, [{ name, value: 1, currency: 'EUR' }]);
-    const { data, error, status } = await db().from('deal').update({ value: 2.5, currency: 'USD' }).eq('id', id!).select('id, value, currency');
+    const { data, error, status } = await db()
+      .from('deal')
+      .update({ value: 2.5, currency: 'USD' })
+      .eq('id', id!)
+      .select('id, value, currency');
     expect(error).toBeNull();
     expect(status).toBe(200);
     expect(data).toEqual([{ id, value: 2.5, currency: 'USD' }]);
@@ -314,7 +352,12 @@ describe('update', () => {
   it('.update(v).in(...).select().single() on two rows: 406, both rows unchanged', async () => {
     const p = uniq('upd');
     const ids = await insertRows(t.db, 'calendar', org.id, [{ name: `${p}-a` }, { name: `${p}-b` }]);
-    const { error, status } = await db().from('calendar').update({ name: `${p}-same` }).in('id', ids).select().single();
+    const { error, status } = await db()
+      .from('calendar')
+      .update({ name: `${p}-same` })
+      .in('id', ids)
+      .select()
+      .single();
     expect(status).toBe(406);
     expect(error).toMatchObject({ code: 'NOT_ACCEPTABLE' });
     expect(await countWhere('calendar', 'name', `${p}-same`)).toBe(0);
@@ -323,7 +366,10 @@ describe('update', () => {
   it('{ count: "exact" } counts the updated rows', async () => {
     const p = uniq('upd');
     await insertRows(t.db, 'calendar', org.id, [{ name: `${p}-a` }, { name: `${p}-b` }]);
-    const { count, error, status } = await db().from('calendar').update({ external_id: null }, { count: 'exact' }).like('name', `${p}*`);
+    const { count, error, status } = await db()
+      .from('calendar')
+      .update({ external_id: null }, { count: 'exact' })
+      .like('name', `${p}*`);
     expect(error).toBeNull();
     expect(status).toBe(204);
     expect(count).toBe(2);
@@ -333,7 +379,10 @@ describe('update', () => {
     const p = uniq('upd');
     await insertRows(t.db, 'calendar', org.id, [{ name: `${p}-a` }, { name: `${p}-b` }]);
     // The client types maxAffected() for PostgREST 13+ only; the wire is what matters here.
-    const builder = db().from('calendar').update({ name: `${p}-same` }).like('name', `${p}*`) as unknown as {
+    const builder = db()
+      .from('calendar')
+      .update({ name: `${p}-same` })
+      .like('name', `${p}*`) as unknown as {
       maxAffected(rows: number): PromiseLike<{ error: unknown; status: number }>;
     };
     const { error, status } = await builder.maxAffected(1);
@@ -363,7 +412,11 @@ describe('update', () => {
   it('.update() of appointment_type by key', async () => {
     const key = uniq('type');
     await insertRows(t.db, 'appointment_type', org.id, [{ name: 'Consultation', key }]);
-    const { data, error, status } = await db().from('appointment_type').update({ name: 'Follow-up' }).eq('key', key).select('key, name');
+    const { data, error, status } = await db()
+      .from('appointment_type')
+      .update({ name: 'Follow-up' })
+      .eq('key', key)
+      .select('key, name');
     expect(error).toBeNull();
     expect(status).toBe(200);
     expect(data).toEqual([{ key, name: 'Follow-up' }]);
@@ -388,24 +441,37 @@ describe('deal_details', () => {
     expect(error).toBeNull();
     expect(status).toBe(200);
     expect(data).toEqual([expect.objectContaining({ id, name: `${name}-2`, [fieldKey]: 'web' })]);
-    const [value] = await t.db.query<{ string_value: string }>('SELECT string_value FROM deal_custom_field WHERE deal_id = $1::uuid', [id!]);
+    const [value] = await t.db.query<{ string_value: string }>(
+      'SELECT string_value FROM deal_custom_field WHERE deal_id = $1::uuid',
+      [id!],
+    );
     expect(value!.string_value).toBe('web');
   });
 
   it('.update({ customKey }).eq() without select: 204', async () => {
     const name = uniq('dd');
     const [id] = await insertRows(t.db, 'deal', org.id, [{ name }]);
-    const { error, status } = await db().from('deal_details').update({ [fieldKey]: 'mail' }).eq('id', id!);
+    const { error, status } = await db()
+      .from('deal_details')
+      .update({ [fieldKey]: 'mail' })
+      .eq('id', id!);
     expect(error).toBeNull();
     expect(status).toBe(204);
-    const [value] = await t.db.query<{ string_value: string }>('SELECT string_value FROM deal_custom_field WHERE deal_id = $1::uuid', [id!]);
+    const [value] = await t.db.query<{ string_value: string }>(
+      'SELECT string_value FROM deal_custom_field WHERE deal_id = $1::uuid',
+      [id!],
+    );
     expect(value?.string_value).toBe('mail');
   });
 
   it('an unknown key: 400 UNKNOWN_FIELD, nothing written', async () => {
     const name = uniq('dd');
     const [id] = await insertRows(t.db, 'deal', org.id, [{ name }]);
-    const { error, status } = await db().from('deal_details').update({ name: 'changed', nope: 1 }).eq('id', id!).select();
+    const { error, status } = await db()
+      .from('deal_details')
+      .update({ name: 'changed', nope: 1 })
+      .eq('id', id!)
+      .select();
     expect(status).toBe(400);
     expect(error).toMatchObject({ code: 'UNKNOWN_FIELD' });
     expect((await rowsWhere('deal', 'id', id!))[0]!.name).toBe(name);
@@ -428,11 +494,7 @@ describe('delete', () => {
   it('.delete().in(...).select(): the deleted rows; { count: "exact" } counts them', async () => {
     const p = uniq('del');
     const ids = await insertRows(t.db, 'deal', org.id, [{ name: `${p}-a` }, { name: `${p}-b` }, { name: `${p}-keep` }]);
-    const { data, error, status } = await db()
-      .from('deal')
-      .delete()
-      .in('id', [ids[0]!, ids[1]!])
-      .select('name');
+    const { data, error, status } = await db().from('deal').delete().in('id', [ids[0]!, ids[1]!]).select('name');
     expect(error).toBeNull();
     expect(status).toBe(200);
     expect(byName(data)).toEqual([{ name: `${p}-a` }, { name: `${p}-b` }]);
@@ -452,10 +514,16 @@ describe('delete', () => {
     const p = uniq('del');
     const [note] = await insertRows(t.db, 'contact_note', org.id, [{ contact_id: contact, text: p }]);
     const [deal] = await insertRows(t.db, 'deal', org.id, [{ name: p }]);
-    const [field] = await insertRows(t.db, 'custom_field', org.id, [{ name: p, key: p, type: 'string', entity: 'deal' }]);
-    await insertRows(t.db, 'deal_custom_field', org.id, [{ deal_id: deal, custom_field_id: field, key: p, string_value: 'v' }]);
+    const [field] = await insertRows(t.db, 'custom_field', org.id, [
+      { name: p, key: p, type: 'string', entity: 'deal' },
+    ]);
+    await insertRows(t.db, 'deal_custom_field', org.id, [
+      { deal_id: deal, custom_field_id: field, key: p, string_value: 'v' },
+    ]);
     const [definition] = await insertRows(t.db, 'custom_entity_definition', org.id, [{ name: p, key: p }]);
-    await insertRows(t.db, 'custom_entity', org.id, [{ custom_entity_definition_id: definition, external_id: p, data: { a: 1 } }]);
+    await insertRows(t.db, 'custom_entity', org.id, [
+      { custom_entity_definition_id: definition, external_id: p, data: { a: 1 } },
+    ]);
 
     const n = await db().from('contact_note').delete().eq('id', note!).select('text').single();
     expect(n.error).toBeNull();
@@ -472,7 +540,7 @@ describe('delete', () => {
   });
 });
 
-describe('errors carry the engine\'s codes', () => {
+describe("errors carry the engine's codes", () => {
   it('a provider calendar: 400 VALIDATION_FAILED with context', async () => {
     const name = uniq('err');
     const { error, status } = await db().from('calendar').insert({ name, type: 'provider' });
@@ -485,15 +553,22 @@ describe('errors carry the engine\'s codes', () => {
     const name = uniq('err');
     const { error, status } = await db()
       .from('deal')
-      .insert([{ name, currency: 'EUR' }, { name, currency: 'GBP' }]);
+      .insert([
+        { name, currency: 'EUR' },
+        { name, currency: 'GBP' },
+      ]);
     expect(status).toBe(400);
     expect(error).toMatchObject({ code: 'VALIDATION_FAILED' });
-    expect((error as unknown as { context: Array<{ item: number; field: string }> }).context).toEqual([expect.objectContaining({ item: 1, field: 'currency' })]);
+    expect((error as unknown as { context: Array<{ item: number; field: string }> }).context).toEqual([
+      expect.objectContaining({ item: 1, field: 'currency' }),
+    ]);
     expect(await countWhere('deal', 'name', name)).toBe(0);
   });
 
   it('an unknown field: 400 UNKNOWN_FIELD', async () => {
-    const { error, status } = await db().from('calendar').insert({ name: uniq('err'), colour: 'red' });
+    const { error, status } = await db()
+      .from('calendar')
+      .insert({ name: uniq('err'), colour: 'red' });
     expect(status).toBe(400);
     expect(error).toMatchObject({ code: 'UNKNOWN_FIELD' });
   });
@@ -545,7 +620,7 @@ describe('errors carry the engine\'s codes', () => {
 });
 
 describe('another organisation stays out of reach', () => {
-  it('update and delete filtered on B\'s ids touch nothing', async () => {
+  it("update and delete filtered on B's ids touch nothing", async () => {
     const name = uniq('ten');
     const [theirs] = await insertRows(t.db, 'calendar', other.id, [{ name }]);
     const updated = await db().from('calendar').update({ name: 'hijacked' }).eq('id', theirs!).select();
@@ -554,18 +629,23 @@ describe('another organisation stays out of reach', () => {
     const deleted = await db().from('calendar').delete().eq('id', theirs!).select();
     expect(deleted.error).toBeNull();
     expect(deleted.data).toEqual([]);
-    expect(await rowsWhere('calendar', 'id', theirs!)).toEqual([expect.objectContaining({ name, organisation_id: other.id })]);
+    expect(await rowsWhere('calendar', 'id', theirs!)).toEqual([
+      expect.objectContaining({ name, organisation_id: other.id }),
+    ]);
   });
 
-  it('insert referencing B\'s contact: 409 REFERENCE_NOT_FOUND', async () => {
+  it("insert referencing B's contact: 409 REFERENCE_NOT_FOUND", async () => {
     const text = uniq('ten');
     const { error, status } = await db().from('contact_note').insert({ contact_id: otherContact, text });
     expect(status).toBe(409);
-    expect(error).toMatchObject({ code: 'REFERENCE_NOT_FOUND', context: expect.objectContaining({ fields: ['contact_id'] }) });
+    expect(error).toMatchObject({
+      code: 'REFERENCE_NOT_FOUND',
+      context: expect.objectContaining({ fields: ['contact_id'] }),
+    });
     expect(await countWhere('contact_note', 'text', text)).toBe(0);
   });
 
-  it('insert naming B\'s organisation: 403 FORBIDDEN and nothing written', async () => {
+  it("insert naming B's organisation: 403 FORBIDDEN and nothing written", async () => {
     const name = uniq('ten');
     const { error, status } = await db()
       .from('deal')
@@ -575,13 +655,19 @@ describe('another organisation stays out of reach', () => {
     expect(await countWhere('deal', 'name', name)).toBe(0);
   });
 
-  it('an upsert on B\'s external_id creates A\'s own row', async () => {
+  it("an upsert on B's external_id creates A's own row", async () => {
     const ext = uniq('ten');
     const [theirs] = await insertRows(t.db, 'calendar', other.id, [{ name: 'theirs', external_id: ext }]);
-    const { data, error, status } = await db().from('calendar').upsert({ name: 'mine', external_id: ext }, { onConflict: 'external_id' }).select('name, organisation_id');
+    const { data, error, status } = await db()
+      .from('calendar')
+      .upsert({ name: 'mine', external_id: ext }, { onConflict: 'external_id' })
+      .select('name, organisation_id');
     expect(error).toBeNull();
     expect(status).toBe(201);
     expect(data).toEqual([{ name: 'mine', organisation_id: org.id }]);
-    expect((await rowsWhere('calendar', 'id', theirs!))[0]).toMatchObject({ name: 'theirs', organisation_id: other.id });
+    expect((await rowsWhere('calendar', 'id', theirs!))[0]).toMatchObject({
+      name: 'theirs',
+      organisation_id: other.id,
+    });
   });
 });

@@ -110,7 +110,9 @@ beforeAll(async () => {
     { name: 'Two', contact_id: c.grace, start_time: '2026-12-02T09:00:00Z' },
     { name: 'Three', contact_id: c.alan, start_time: '2026-12-03T09:00:00Z' },
   ]);
-  const [tags] = await insertRows(t.db, 'custom_field', org.id, [{ name: 'Tags', key: 'tags', type: 'string_list', entity: 'appointment' }]);
+  const [tags] = await insertRows(t.db, 'custom_field', org.id, [
+    { name: 'Tags', key: 'tags', type: 'string_list', entity: 'appointment' },
+  ]);
   await insertRows(t.db, 'appointment_custom_field', org.id, [
     { appointment_id: appointments[0], custom_field_id: tags, key: 'tags', string_list_value: ['x', 'y', 'a,b'] },
     { appointment_id: appointments[1], custom_field_id: tags, key: 'tags', string_list_value: ['y'] },
@@ -121,7 +123,10 @@ afterAll(() => t?.drop());
 
 describe('select', () => {
   it('returns only the selected fields, whitespace in the list removed by the client', async () => {
-    const { data, error, status } = await client(org.token).from('contact').select('id, display_name').eq('city', 'Zürich');
+    const { data, error, status } = await client(org.token)
+      .from('contact')
+      .select('id, display_name')
+      .eq('city', 'Zürich');
     expect(error).toBeNull();
     expect(status).toBe(200);
     expect(lastQuery().get('select')).toBe('id,display_name');
@@ -137,12 +142,14 @@ describe('select', () => {
     expect(data).toEqual([{ name: 'Hopper, Grace', requests: '5' }]);
   });
 
-  it('select() without arguments returns every field, only of the caller\'s organisation', async () => {
+  it("select() without arguments returns every field, only of the caller's organisation", async () => {
     const { data, error } = await client(org.token).from('contact').select();
     expect(error).toBeNull();
     expect(data).toHaveLength(6);
     for (const row of data as Row[]) expect(row.organisation_id).toBe(org.id);
-    expect(Object.keys((data as Row[])[0]!)).toEqual(expect.arrayContaining(['id', 'display_name', 'email', 'birthday', 'is_blocked']));
+    expect(Object.keys((data as Row[])[0]!)).toEqual(
+      expect.arrayContaining(['id', 'display_name', 'email', 'birthday', 'is_blocked']),
+    );
   });
 });
 
@@ -176,14 +183,30 @@ describe('filters', () => {
 
   it('gt, gte, lt, lte on an integer field', async () => {
     const n = 'number_of_marketing_opt_in_requests';
-    const gt = await client(org.token).from('contact').select('n:number_of_marketing_opt_in_requests').gt(n, 2).order('created_at');
+    const gt = await client(org.token)
+      .from('contact')
+      .select('n:number_of_marketing_opt_in_requests')
+      .gt(n, 2)
+      .order('created_at');
     expect(gt.error).toBeNull();
     expect(gt.data).toEqual([{ n: 5 }, { n: 3 }, { n: 4 }]);
-    const gte = await client(org.token).from('contact').select('n:number_of_marketing_opt_in_requests').gte(n, 2).order('created_at');
+    const gte = await client(org.token)
+      .from('contact')
+      .select('n:number_of_marketing_opt_in_requests')
+      .gte(n, 2)
+      .order('created_at');
     expect(gte.data).toEqual([{ n: 2 }, { n: 5 }, { n: 3 }, { n: 4 }]);
-    const lt = await client(org.token).from('contact').select('n:number_of_marketing_opt_in_requests').lt(n, 2).order('created_at');
+    const lt = await client(org.token)
+      .from('contact')
+      .select('n:number_of_marketing_opt_in_requests')
+      .lt(n, 2)
+      .order('created_at');
     expect(lt.data).toEqual([{ n: 0 }, { n: 1 }]);
-    const lte = await client(org.token).from('contact').select('n:number_of_marketing_opt_in_requests').lte(n, 1).order('created_at');
+    const lte = await client(org.token)
+      .from('contact')
+      .select('n:number_of_marketing_opt_in_requests')
+      .lte(n, 1)
+      .order('created_at');
     expect(lte.data).toEqual([{ n: 0 }, { n: 1 }]);
     const between = await byCreated().gt(n, 0).lt(n, 3);
     expect(names(between.data)).toEqual(['Ada Lovelace', 'Barbara Liskov']);
@@ -216,7 +239,11 @@ describe('filters', () => {
     expect(names(noEmail.data)).toEqual(['Turing (Alan)']);
     const blocked = await byCreated().is('is_blocked', true);
     expect(names(blocked.data)).toEqual(['Hopper, Grace']);
-    const withName = await client(org.token).from('contact').select('full_name').not('display_name', 'is', null).order('created_at');
+    const withName = await client(org.token)
+      .from('contact')
+      .select('full_name')
+      .not('display_name', 'is', null)
+      .order('created_at');
     expect(withName.error).toBeNull();
     expect(withName.data).toHaveLength(5);
     expect(withName.data).not.toContainEqual({ full_name: 'Edsger Wybe Dijkstra' });
@@ -252,28 +279,40 @@ describe('filters', () => {
   });
 
   it('or(...) with a nested and(...)', async () => {
-    const { data, error } = await byCreated().or('city.eq.London,and(number_of_marketing_opt_in_requests.gte.3,is_blocked.is.true)');
+    const { data, error } = await byCreated().or(
+      'city.eq.London,and(number_of_marketing_opt_in_requests.gte.3,is_blocked.is.true)',
+    );
     expect(error).toBeNull();
     expect(names(data)).toEqual(['Hopper, Grace', 'Turing (Alan)']);
   });
 
   it('or(...) with quoted values holding commas and parentheses, an in list and not.', async () => {
-    const quoted = await byCreated().or('display_name.eq."Hopper, Grace",display_name.eq."Turing (Alan)",city.eq.Boston');
+    const quoted = await byCreated().or(
+      'display_name.eq."Hopper, Grace",display_name.eq."Turing (Alan)",city.eq.Boston',
+    );
     expect(quoted.error).toBeNull();
     expect(names(quoted.data)).toEqual(['Hopper, Grace', 'Turing (Alan)', 'Barbara Liskov']);
     const lists = await byCreated().or('city.in.(London,Amsterdam),and(city.eq.Cambridge,email.not.is.null)');
     expect(lists.error).toBeNull();
     expect(names(lists.data)).toEqual(['Turing (Alan)', null, 'Barbara Liskov']);
-    const nested = await byCreated().or('and(city.eq.Boston,number_of_marketing_opt_in_requests.eq.1),or(city.eq.Zürich,city.eq.London)');
+    const nested = await byCreated().or(
+      'and(city.eq.Boston,number_of_marketing_opt_in_requests.eq.1),or(city.eq.Zürich,city.eq.London)',
+    );
     expect(nested.error).toBeNull();
     expect(names(nested.data)).toEqual(['Ada Lovelace', 'Turing (Alan)', 'Barbara Liskov']);
   });
 
   it('or(...) is ANDed with the other filters', async () => {
-    const { data, error } = await byCreated().or('city.eq.Boston,city.eq.Cambridge').gt('number_of_marketing_opt_in_requests', 1);
+    const { data, error } = await byCreated()
+      .or('city.eq.Boston,city.eq.Cambridge')
+      .gt('number_of_marketing_opt_in_requests', 1);
     expect(error).toBeNull();
     expect(names(data)).toEqual(['Barbara Liskov']);
-    const two = await client(org.token).from('contact').select('id').or('city.eq.Boston,city.eq.Cambridge').or('city.eq.Cambridge,city.eq.London');
+    const two = await client(org.token)
+      .from('contact')
+      .select('id')
+      .or('city.eq.Boston,city.eq.Cambridge')
+      .or('city.eq.Cambridge,city.eq.London');
     expect(two.error).toBeNull();
     expect(two.data).toEqual([{ id: c.liskov }]);
   });
@@ -287,7 +326,10 @@ describe('filters', () => {
   });
 
   it('match({...}) is eq on every key', async () => {
-    const { data, error } = await client(org.token).from('contact').select('id').match({ display_name: 'Barbara Liskov', city: 'Boston' });
+    const { data, error } = await client(org.token)
+      .from('contact')
+      .select('id')
+      .match({ display_name: 'Barbara Liskov', city: 'Boston' });
     expect(error).toBeNull();
     expect(data).toEqual([{ id: c.barbara }]);
   });
@@ -305,14 +347,23 @@ describe('filters', () => {
   });
 
   it('textSearch on full_name: to_tsquery, plain, phrase and websearch, with a config', async () => {
-    const fts = await client(org.token).from('contact').select('id').textSearch('full_name', "'grace' & 'hopper'", { config: 'english' });
+    const fts = await client(org.token)
+      .from('contact')
+      .select('id')
+      .textSearch('full_name', "'grace' & 'hopper'", { config: 'english' });
     expect(lastRaw()).toContain('full_name=fts%28english%29.%27grace%27+%26+%27hopper%27');
     expect(fts.error).toBeNull();
     expect(fts.data).toEqual([{ id: c.grace }]);
-    const plain = await client(org.token).from('contact').select('id').textSearch('full_name', 'mathison', { type: 'plain' });
+    const plain = await client(org.token)
+      .from('contact')
+      .select('id')
+      .textSearch('full_name', 'mathison', { type: 'plain' });
     expect(plain.error).toBeNull();
     expect(plain.data).toEqual([{ id: c.alan }]);
-    const phrase = await client(org.token).from('contact').select('id').textSearch('full_name', 'barbara jane', { type: 'phrase', config: 'english' });
+    const phrase = await client(org.token)
+      .from('contact')
+      .select('id')
+      .textSearch('full_name', 'barbara jane', { type: 'phrase', config: 'english' });
     expect(phrase.error).toBeNull();
     expect(phrase.data).toEqual([{ id: c.liskov }]);
     const web = await client(org.token)
@@ -325,19 +376,34 @@ describe('filters', () => {
 
   it('contains and containedBy on appointment_custom_field.string_list_value', async () => {
     const ids = (rows: Row[] | null) => sorted((rows ?? []).map((r) => r.appointment_id));
-    const y = await client(org.token).from('appointment_custom_field').select('appointment_id').contains('string_list_value', ['y']);
+    const y = await client(org.token)
+      .from('appointment_custom_field')
+      .select('appointment_id')
+      .contains('string_list_value', ['y']);
     expect(lastQuery().get('string_list_value')).toBe('cs.{y}');
     expect(y.error).toBeNull();
     expect(ids(y.data)).toEqual(sorted([appointments[0], appointments[1]]));
-    const xy = await client(org.token).from('appointment_custom_field').select('appointment_id').contains('string_list_value', ['x', 'y']);
+    const xy = await client(org.token)
+      .from('appointment_custom_field')
+      .select('appointment_id')
+      .contains('string_list_value', ['x', 'y']);
     expect(ids(xy.data)).toEqual([appointments[0]]);
-    const comma = await client(org.token).from('appointment_custom_field').select('appointment_id').contains('string_list_value', '{"a,b"}');
+    const comma = await client(org.token)
+      .from('appointment_custom_field')
+      .select('appointment_id')
+      .contains('string_list_value', '{"a,b"}');
     expect(comma.error).toBeNull();
     expect(ids(comma.data)).toEqual([appointments[0]]);
-    const within = await client(org.token).from('appointment_custom_field').select('appointment_id').containedBy('string_list_value', ['y', 'z']);
+    const within = await client(org.token)
+      .from('appointment_custom_field')
+      .select('appointment_id')
+      .containedBy('string_list_value', ['y', 'z']);
     expect(within.error).toBeNull();
     expect(ids(within.data)).toEqual(sorted([appointments[1], appointments[2]]));
-    const overlap = await client(org.token).from('appointment_custom_field').select('appointment_id').overlaps('string_list_value', ['z', 'x']);
+    const overlap = await client(org.token)
+      .from('appointment_custom_field')
+      .select('appointment_id')
+      .overlaps('string_list_value', ['z', 'x']);
     expect(overlap.error).toBeNull();
     expect(ids(overlap.data)).toEqual(sorted([appointments[0], appointments[2]]));
   });
@@ -362,8 +428,19 @@ describe('order, limit, range and counts', () => {
     expect(ascending.error).toBeNull();
     expect((ascending.data as Row[]).map((r) => r.id)).toEqual([c.ada, c.barbara, c.liskov, c.grace, c.alan, c.edsger]);
 
-    const nullsFirstAsc = await client(org.token).from('contact').select('id').order('display_name', { nullsFirst: true }).order('created_at');
-    expect((nullsFirstAsc.data as Row[]).map((r) => r.id)).toEqual([c.edsger, c.ada, c.barbara, c.liskov, c.grace, c.alan]);
+    const nullsFirstAsc = await client(org.token)
+      .from('contact')
+      .select('id')
+      .order('display_name', { nullsFirst: true })
+      .order('created_at');
+    expect((nullsFirstAsc.data as Row[]).map((r) => r.id)).toEqual([
+      c.edsger,
+      c.ada,
+      c.barbara,
+      c.liskov,
+      c.grace,
+      c.alan,
+    ]);
   });
 
   it('limit', async () => {
@@ -382,12 +459,19 @@ describe('order, limit, range and counts', () => {
   });
 
   it('count: exact reads the total from Content-Range, with 206 for a partial page', async () => {
-    const page = await client(org.token).from('contact').select('id', { count: 'exact' }).order('created_at').range(0, 1);
+    const page = await client(org.token)
+      .from('contact')
+      .select('id', { count: 'exact' })
+      .order('created_at')
+      .range(0, 1);
     expect(page.error).toBeNull();
     expect(page.count).toBe(6);
     expect(page.status).toBe(206);
     expect(page.data).toEqual([{ id: c.ada }, { id: c.grace }]);
-    const filtered = await client(org.token).from('contact').select('id', { count: 'exact' }).ilike('email', '*@example.com');
+    const filtered = await client(org.token)
+      .from('contact')
+      .select('id', { count: 'exact' })
+      .ilike('email', '*@example.com');
     expect(filtered.error).toBeNull();
     expect(filtered.count).toBe(4);
     expect(filtered.status).toBe(200);
@@ -403,7 +487,10 @@ describe('order, limit, range and counts', () => {
     expect(all.status).toBe(200);
     expect(all.data).toBeNull();
     expect(all.count).toBe(6);
-    const some = await client(org.token).from('contact').select('*', { count: 'exact', head: true }).eq('display_name', 'Barbara Liskov');
+    const some = await client(org.token)
+      .from('contact')
+      .select('*', { count: 'exact', head: true })
+      .eq('display_name', 'Barbara Liskov');
     expect(some.error).toBeNull();
     expect(some.count).toBe(2);
     const otherOrg = await client(other.token).from('contact').select('*', { count: 'exact', head: true });
@@ -411,7 +498,10 @@ describe('order, limit, range and counts', () => {
   });
 
   it('a range past the end with a count is RANGE_NOT_SATISFIABLE', async () => {
-    const { data, error, status } = await client(org.token).from('contact').select('id', { count: 'exact' }).range(10, 19);
+    const { data, error, status } = await client(org.token)
+      .from('contact')
+      .select('id', { count: 'exact' })
+      .range(10, 19);
     expect(status).toBe(416);
     expect(data).toBeNull();
     expect(error?.code).toBe('RANGE_NOT_SATISFIABLE');
@@ -420,7 +510,11 @@ describe('order, limit, range and counts', () => {
 
 describe('single and maybeSingle', () => {
   it('single() with one row returns the object', async () => {
-    const { data, error, status } = await client(org.token).from('contact').select('id, display_name').eq('city', 'Zürich').single();
+    const { data, error, status } = await client(org.token)
+      .from('contact')
+      .select('id, display_name')
+      .eq('city', 'Zürich')
+      .single();
     expect(error).toBeNull();
     expect(status).toBe(200);
     expect(data).toEqual({ id: c.ada, display_name: 'Ada Lovelace' });
@@ -497,10 +591,16 @@ describe('errors reach the client with our contract codes', () => {
     }
   });
 
-  it('the whole contract body is the client\'s error object', async () => {
+  it("the whole contract body is the client's error object", async () => {
     const { error } = await client(org.token).from('contact').select('id').eq('nope', 1);
     const body = error as unknown as Record<string, unknown>;
-    expect(body).toMatchObject({ name: 'APIError', code: 'UNKNOWN_FIELD', status_code: 400, is_transient: false, contact_support: false });
+    expect(body).toMatchObject({
+      name: 'APIError',
+      code: 'UNKNOWN_FIELD',
+      status_code: 400,
+      is_transient: false,
+      contact_support: false,
+    });
     expect(body.request_id).toEqual(expect.any(String));
     expect(new Date(String(body.timestamp)).toISOString()).toBe(body.timestamp);
   });
@@ -510,7 +610,9 @@ describe('errors reach the client with our contract codes', () => {
     expect(missing.status).toBe(404);
     expect(missing.data).toBeNull();
     expect(missing.error?.code).toBe('NOT_FOUND');
-    const bad = await client(`engage_${'A'.repeat(43)}`).from('contact').select('id');
+    const bad = await client(`engage_${'A'.repeat(43)}`)
+      .from('contact')
+      .select('id');
     expect(bad.status).toBe(401);
     expect(bad.data).toBeNull();
     expect(bad.error?.code).toBe('UNAUTHORIZED');

@@ -95,7 +95,12 @@ describe('compiled reads', () => {
   for (const scope of [A, { organisationId: '00000000-0000-4000-8000-000000000002' }] satisfies Scope[]) {
     for (const [resource, query] of queries) {
       it(`bind the ${'tokenHash' in scope ? 'token' : 'organisation'} as $1: ${resource}?${query}`, () => {
-        const request = parseRequest({ method: 'GET', resource, query, header: (name) => (name === 'prefer' ? 'count=exact' : undefined) });
+        const request = parseRequest({
+          method: 'GET',
+          resource,
+          query,
+          header: (name) => (name === 'prefer' ? 'count=exact' : undefined),
+        });
         const { text, params } = compileRead(planRead(registry.get(resource)!, request, 1000), scope);
         expect(params[0]).toBe('tokenHash' in scope ? scope.tokenHash : scope.organisationId);
         expect(params.slice(1)).not.toContain(params[0]);
@@ -113,12 +118,16 @@ describe('cached reads over HTTP', () => {
     t = await createTestApp();
     one = await createOrganisation(t.db);
     two = await createOrganisation(t.db);
-    await insertRows(t.db, 'contact', one.id, [{ display_name: 'One A', city: 'Bern' }, { display_name: 'One B', city: 'Bern' }]);
+    await insertRows(t.db, 'contact', one.id, [
+      { display_name: 'One A', city: 'Bern' },
+      { display_name: 'One B', city: 'Bern' },
+    ]);
     await insertRows(t.db, 'contact', two.id, [{ display_name: 'Two A', city: 'Bern' }]);
   });
   afterAll(() => t?.drop());
 
-  const names = async (res: Response) => ((await res.json()) as Array<{ display_name: string }>).map((c) => c.display_name);
+  const names = async (res: Response) =>
+    ((await res.json()) as Array<{ display_name: string }>).map((c) => c.display_name);
   const path = '/contact?city=eq.Bern&select=display_name&order=display_name';
 
   it('answers each organisation with its own rows, however often the same request is made', async () => {

@@ -15,7 +15,13 @@ beforeAll(async () => {
   t = await createTestApp();
   org = await createOrganisation(t.db);
   contacts = await insertRows(t.db, 'contact', org.id, [
-    { display_name: 'Ada', email: 'ada@example.com', city: 'Zürich', birthday: '1815-12-10', number_of_marketing_opt_in_requests: 2 },
+    {
+      display_name: 'Ada',
+      email: 'ada@example.com',
+      city: 'Zürich',
+      birthday: '1815-12-10',
+      number_of_marketing_opt_in_requests: 2,
+    },
     { display_name: 'Bob', email: 'bob@example.com', city: 'Bern', is_blocked: true },
     { display_name: 'Cy', email: null, city: 'Zürich' },
   ]);
@@ -50,22 +56,30 @@ const get = async (path: string, headers: Record<string, string> = {}) => {
 };
 
 describe('GET on every readable resource', () => {
-  it.each(['segment', 'appointment', 'appointment_details', 'appointment_custom_field', 'calendar', 'deal', 'contact', 'campaign'])(
-    '%s answers 200 with a JSON array of the organisation\'s rows',
-    async (resource) => {
-      const { status, body, res } = await get(`/${resource}`);
-      expect(status).toBe(200);
-      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
-      expect(Array.isArray(body)).toBe(true);
-      expect(body.length).toBeGreaterThan(0);
-      for (const row of body) if ('organisation_id' in row) expect(row.organisation_id).toBe(org.id);
-    },
-  );
+  it.each([
+    'segment',
+    'appointment',
+    'appointment_details',
+    'appointment_custom_field',
+    'calendar',
+    'deal',
+    'contact',
+    'campaign',
+  ])("%s answers 200 with a JSON array of the organisation's rows", async (resource) => {
+    const { status, body, res } = await get(`/${resource}`);
+    expect(status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(Array.isArray(body)).toBe(true);
+    expect(body.length).toBeGreaterThan(0);
+    for (const row of body) if ('organisation_id' in row) expect(row.organisation_id).toBe(org.id);
+  });
 });
 
 describe('values leave the API typed', () => {
   it('timestamps as ISO 8601 with offset, dates as YYYY-MM-DD, numeric as numbers, booleans, integers', async () => {
-    const { body } = await get('/contact?display_name=eq.Ada&select=birthday,created_at,is_blocked,number_of_marketing_opt_in_requests');
+    const { body } = await get(
+      '/contact?display_name=eq.Ada&select=birthday,created_at,is_blocked,number_of_marketing_opt_in_requests',
+    );
     expect(body).toHaveLength(1);
     expect(body[0].birthday).toBe('1815-12-10');
     expect(body[0].created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00$/);
@@ -136,7 +150,9 @@ describe('pages and counts', () => {
 
 describe('singular responses', () => {
   it('returns one object for vnd.pgrst.object+json and 406 otherwise', async () => {
-    const one = await get('/contact?display_name=eq.Ada&select=display_name', { Accept: 'application/vnd.pgrst.object+json' });
+    const one = await get('/contact?display_name=eq.Ada&select=display_name', {
+      Accept: 'application/vnd.pgrst.object+json',
+    });
     expect(one.status).toBe(200);
     expect(one.body).toEqual({ display_name: 'Ada' });
     expect(one.res.headers.get('content-type')).toBe('application/vnd.pgrst.object+json; charset=utf-8');
@@ -164,7 +180,7 @@ describe('MAX_ROWS', () => {
 });
 
 describe('GET /api/v1/', () => {
-  it('serves the OpenAPI document as JSON, with PostgREST\'s media type when asked for it', async () => {
+  it("serves the OpenAPI document as JSON, with PostgREST's media type when asked for it", async () => {
     for (const path of ['/', '']) {
       const plain = await t.call(path, org.token);
       expect(plain.status).toBe(200);
@@ -180,7 +196,10 @@ describe('counts that stay cheap on large results', () => {
   const counted = (maxRows: number) => {
     const engine = createEngine({ registry: createRegistry(resources), db: t.db, maxRows });
     const app = createApp({ engine, ping: async () => {} });
-    return (prefer: string) => app.request('/api/v1/contact?order=display_name&limit=1', { headers: { Authorization: `Bearer ${org.token}`, Prefer: prefer } });
+    return (prefer: string) =>
+      app.request('/api/v1/contact?order=display_name&limit=1', {
+        headers: { Authorization: `Bearer ${org.token}`, Prefer: prefer },
+      });
   };
 
   it('count=estimated is exact up to MAX_ROWS', async () => {
@@ -189,7 +208,7 @@ describe('counts that stay cheap on large results', () => {
     expect(res.headers.get('preference-applied')).toBe('count=estimated');
   });
 
-  it('count=estimated past MAX_ROWS, and count=planned, take the planner\'s estimate, never below what the page shows', async () => {
+  it("count=estimated past MAX_ROWS, and count=planned, take the planner's estimate, never below what the page shows", async () => {
     for (const prefer of ['count=estimated', 'count=planned']) {
       const res = await counted(1)(prefer);
       const total = Number(res.headers.get('content-range')!.split('/')[1]);

@@ -2,7 +2,7 @@
  * Adding a resource means a table and a registry entry, nothing else: the new resource is listed,
  * filtered, ordered, refused on verbs it does not offer, and described in OpenAPI.
  */
-import { pgTable, text, timestamp, uuid, integer } from 'drizzle-orm/pg-core';
+import { integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry, defineResource } from '../engine/registry.ts';
 import { resources } from '../schema/registry.ts';

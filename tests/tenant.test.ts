@@ -36,7 +36,16 @@ interface ResourceCase {
   aOnly: string;
 }
 
-const READABLE = ['segment', 'appointment', 'appointment_details', 'appointment_custom_field', 'calendar', 'deal', 'contact', 'campaign'] as const;
+const READABLE = [
+  'segment',
+  'appointment',
+  'appointment_details',
+  'appointment_custom_field',
+  'calendar',
+  'deal',
+  'contact',
+  'campaign',
+] as const;
 type Readable = (typeof READABLE)[number];
 const cases = {} as Record<Readable, ResourceCase>;
 
@@ -69,7 +78,10 @@ async function tableCounts(): Promise<Record<string, number>> {
     counts[table] = Number(row!.n);
   }
   for (const org of [A, B, C]) {
-    const [row] = await t.db.query<{ n: string }>('SELECT count(*)::text AS n FROM contact WHERE organisation_id = $1::uuid', [org.id]);
+    const [row] = await t.db.query<{ n: string }>(
+      'SELECT count(*)::text AS n FROM contact WHERE organisation_id = $1::uuid',
+      [org.id],
+    );
     counts[`contact:${org.id}`] = Number(row!.n);
   }
   return counts;
@@ -79,17 +91,41 @@ async function tableCounts(): Promise<Record<string, number>> {
  * Seeds one organisation. `sameIds` reuses A's first ids (appointment, contact, deal, ... and the
  * "room" custom field) so that only the organisation tells the rows apart.
  */
-async function seed(org: Organisation, names: string[], externalIds: (string | null)[], sameIds?: Record<string, string>) {
+async function seed(
+  org: Organisation,
+  names: string[],
+  externalIds: (string | null)[],
+  sameIds?: Record<string, string>,
+) {
   const withId = (resource: string, rows: Row[]) =>
     rows.map((row, i) => (i === 0 && sameIds?.[resource] ? { id: sameIds[resource], ...row } : row));
   const ids: Record<string, string[]> = {};
-  ids.segment = await insertRows(t.db, 'segment', org.id, withId('segment', names.map((name, i) => ({ name, is_default: i === 0 }))));
-  ids.campaign = await insertRows(t.db, 'campaign', org.id, withId('campaign', names.map((name) => ({ name }))));
+  ids.segment = await insertRows(
+    t.db,
+    'segment',
+    org.id,
+    withId(
+      'segment',
+      names.map((name, i) => ({ name, is_default: i === 0 })),
+    ),
+  );
+  ids.campaign = await insertRows(
+    t.db,
+    'campaign',
+    org.id,
+    withId(
+      'campaign',
+      names.map((name) => ({ name })),
+    ),
+  );
   ids.calendar = await insertRows(
     t.db,
     'calendar',
     org.id,
-    withId('calendar', names.map((name, i) => ({ name, type: 'virtual', external_id: externalIds[i] ?? null }))),
+    withId(
+      'calendar',
+      names.map((name, i) => ({ name, type: 'virtual', external_id: externalIds[i] ?? null })),
+    ),
   );
   ids.contact = await insertRows(
     t.db,
@@ -97,7 +133,12 @@ async function seed(org: Organisation, names: string[], externalIds: (string | n
     org.id,
     withId(
       'contact',
-      names.map((name, i) => ({ display_name: name, full_name: name, email: `${name.replace(/ /g, '.')}@example.com`, external_id: externalIds[i] ?? null })),
+      names.map((name, i) => ({
+        display_name: name,
+        full_name: name,
+        email: `${name.replace(/ /g, '.')}@example.com`,
+        external_id: externalIds[i] ?? null,
+      })),
     ),
   );
   ids.appointment = await insertRows(
@@ -120,7 +161,13 @@ async function seed(org: Organisation, names: string[], externalIds: (string | n
     org.id,
     withId(
       'deal',
-      names.map((name, i) => ({ name, external_id: externalIds[i] ?? null, contact_id: ids.contact![i], value: 100 + i, currency: 'CHF' })),
+      names.map((name, i) => ({
+        name,
+        external_id: externalIds[i] ?? null,
+        contact_id: ids.contact![i],
+        value: 100 + i,
+        currency: 'CHF',
+      })),
     ),
   );
   return ids;
@@ -146,28 +193,74 @@ beforeAll(async () => {
     { id: roomA, name: 'Room', key: 'room', type: 'string', entity: 'appointment' },
     { name: 'B secret field', key: 'b_secret_key', type: 'string', entity: 'appointment' },
   ]);
-  const [roomC] = await insertRows(t.db, 'custom_field', C.id, [{ name: 'Room', key: 'room', type: 'string', entity: 'appointment' }]);
+  const [roomC] = await insertRows(t.db, 'custom_field', C.id, [
+    { name: 'Room', key: 'room', type: 'string', entity: 'appointment' },
+  ]);
   await insertRows(t.db, 'appointment_custom_field', A.id, [
     { appointment_id: a.appointment![0], custom_field_id: roomA, key: 'room', string_value: 'Shared', value: 'Shared' },
-    { appointment_id: a.appointment![0], custom_field_id: sizeA, key: 'size', number_value: 12, string_value: 'A-one', value: '12' },
+    {
+      appointment_id: a.appointment![0],
+      custom_field_id: sizeA,
+      key: 'size',
+      number_value: 12,
+      string_value: 'A-one',
+      value: '12',
+    },
     { appointment_id: a.appointment![1], custom_field_id: roomA, key: 'room', string_value: 'A-two', value: 'A-two' },
   ]);
   // B's first appointment has A's first appointment's id: its values must never join onto A's.
   await insertRows(t.db, 'appointment_custom_field', B.id, [
-    { appointment_id: b.appointment![0], custom_field_id: roomB, key: 'room', string_value: 'B secret zero', value: 'B secret zero' },
-    { appointment_id: b.appointment![0], custom_field_id: secretB, key: 'b_secret_key', string_value: 'Shared', value: 'Shared' },
-    { appointment_id: b.appointment![1], custom_field_id: roomB, key: 'room', string_value: 'B secret two', value: 'B secret two' },
-    { appointment_id: b.appointment![2], custom_field_id: roomB, key: 'room', string_value: 'B secret three', value: 'B secret three' },
+    {
+      appointment_id: b.appointment![0],
+      custom_field_id: roomB,
+      key: 'room',
+      string_value: 'B secret zero',
+      value: 'B secret zero',
+    },
+    {
+      appointment_id: b.appointment![0],
+      custom_field_id: secretB,
+      key: 'b_secret_key',
+      string_value: 'Shared',
+      value: 'Shared',
+    },
+    {
+      appointment_id: b.appointment![1],
+      custom_field_id: roomB,
+      key: 'room',
+      string_value: 'B secret two',
+      value: 'B secret two',
+    },
+    {
+      appointment_id: b.appointment![2],
+      custom_field_id: roomB,
+      key: 'room',
+      string_value: 'B secret three',
+      value: 'B secret three',
+    },
   ]);
   await insertRows(t.db, 'appointment_custom_field', C.id, [
     { appointment_id: c.appointment![0], custom_field_id: roomC, key: 'room', string_value: 'Shared', value: 'Shared' },
-    { appointment_id: c.appointment![1], custom_field_id: roomC, key: 'room', string_value: 'C secret one', value: 'C secret one' },
+    {
+      appointment_id: c.appointment![1],
+      custom_field_id: roomC,
+      key: 'room',
+      string_value: 'C secret one',
+      value: 'C secret one',
+    },
   ]);
 
   const plain = (resource: string, text: string): ResourceCase => {
     const own = a[resource]!;
     const foreign = [...b[resource]!, ...c[resource]!].filter((id) => !own.includes(id));
-    return { text, key: 'id', a: own.map((key, i) => ({ key, text: NAMES_A[i]! })), foreignOnly: foreign, shared: own[0]!, aOnly: own[2]! };
+    return {
+      text,
+      key: 'id',
+      a: own.map((key, i) => ({ key, text: NAMES_A[i]! })),
+      foreignOnly: foreign,
+      shared: own[0]!,
+      aOnly: own[2]!,
+    };
   };
   cases.segment = plain('segment', 'name');
   cases.campaign = plain('campaign', 'name');
@@ -191,7 +284,8 @@ beforeAll(async () => {
   };
 
   const foreignIds = new Set<string>([B.id, C.id, secretB!, roomC!]);
-  for (const resource of Object.keys(a)) for (const id of [...b[resource]!, ...c[resource]!]) if (!a[resource]!.includes(id)) foreignIds.add(id);
+  for (const resource of Object.keys(a))
+    for (const id of [...b[resource]!, ...c[resource]!]) if (!a[resource]!.includes(id)) foreignIds.add(id);
   foreignMarkers = [...foreignIds];
   countsBefore = await tableCounts();
 });
@@ -280,46 +374,138 @@ const ATTACKS: Attack[] = [
   { name: 'organisation_id=in.(<B>,<C>)', query: () => `organisation_id=in.(${B.id},${C.id})`, expected: none },
   { name: 'organisation_id=not.in.(<A>)', query: () => `organisation_id=not.in.(${A.id})`, expected: none },
   { name: 'organisation_id=not.in.(<B>,<C>)', query: () => `organisation_id=not.in.(${B.id},${C.id})`, expected: all },
-  { name: 'organisation_id=eq(any).{<B>,<C>}', query: () => `organisation_id=eq(any).{${B.id},${C.id}}`, expected: none },
+  {
+    name: 'organisation_id=eq(any).{<B>,<C>}',
+    query: () => `organisation_id=eq(any).{${B.id},${C.id}}`,
+    expected: none,
+  },
   { name: 'organisation_id=gt(any).{zero uuid}', query: () => `organisation_id=gt(any).{${zero}}`, expected: all },
   { name: 'organisation_id=lt.<A>', query: () => `organisation_id=lt.${A.id}`, expected: none },
   { name: 'organisation_id=gt.<A>', query: () => `organisation_id=gt.${A.id}`, expected: none },
   { name: 'organisation_id=gte.<zero uuid>', query: () => `organisation_id=gte.${zero}`, expected: all },
-  { name: 'organisation_id both ways', query: () => `organisation_id=eq.${A.id}&organisation_id=eq.${B.id}`, expected: none },
-  { name: 'or=(org.eq.B,org.eq.C)', query: () => `or=(organisation_id.eq.${B.id},organisation_id.eq.${C.id})`, expected: none },
-  { name: 'or=(org.eq.B,org.neq.B) tautology', query: () => `or=(organisation_id.eq.${B.id},organisation_id.neq.${B.id})`, expected: all },
-  { name: 'or=(org.is.null,org.not.is.null) tautology', query: () => 'or=(organisation_id.is.null,organisation_id.not.is.null)', expected: all },
-  { name: 'or=(text.is.null,text.not.is.null,org.eq.B)', query: (c) => `or=(${c.text}.is.null,${c.text}.not.is.null,organisation_id.eq.${B.id})`, expected: all },
-  { name: 'or=(org.eq.B,not.and(org.eq.A))', query: () => `or=(and(organisation_id.eq.${B.id}),not.and(organisation_id.eq.${A.id}))`, expected: none },
+  {
+    name: 'organisation_id both ways',
+    query: () => `organisation_id=eq.${A.id}&organisation_id=eq.${B.id}`,
+    expected: none,
+  },
+  {
+    name: 'or=(org.eq.B,org.eq.C)',
+    query: () => `or=(organisation_id.eq.${B.id},organisation_id.eq.${C.id})`,
+    expected: none,
+  },
+  {
+    name: 'or=(org.eq.B,org.neq.B) tautology',
+    query: () => `or=(organisation_id.eq.${B.id},organisation_id.neq.${B.id})`,
+    expected: all,
+  },
+  {
+    name: 'or=(org.is.null,org.not.is.null) tautology',
+    query: () => 'or=(organisation_id.is.null,organisation_id.not.is.null)',
+    expected: all,
+  },
+  {
+    name: 'or=(text.is.null,text.not.is.null,org.eq.B)',
+    query: (c) => `or=(${c.text}.is.null,${c.text}.not.is.null,organisation_id.eq.${B.id})`,
+    expected: all,
+  },
+  {
+    name: 'or=(org.eq.B,not.and(org.eq.A))',
+    query: () => `or=(and(organisation_id.eq.${B.id}),not.and(organisation_id.eq.${A.id}))`,
+    expected: none,
+  },
   { name: 'not.and=(org.eq.A)', query: () => `not.and=(organisation_id.eq.${A.id})`, expected: none },
-  { name: 'not.and=(org.eq.A,text.eq.Shared)', query: (c) => `not.and=(organisation_id.eq.${A.id},${c.text}.eq.Shared)`, expected: (c) => c.a.length - withText('Shared')(c) },
-  { name: 'not.or=(org.eq.A,org.is.null)', query: () => `not.or=(organisation_id.eq.${A.id},organisation_id.is.null)`, expected: none },
+  {
+    name: 'not.and=(org.eq.A,text.eq.Shared)',
+    query: (c) => `not.and=(organisation_id.eq.${A.id},${c.text}.eq.Shared)`,
+    expected: (c) => c.a.length - withText('Shared')(c),
+  },
+  {
+    name: 'not.or=(org.eq.A,org.is.null)',
+    query: () => `not.or=(organisation_id.eq.${A.id},organisation_id.is.null)`,
+    expected: none,
+  },
   { name: 'not.or=(org.eq.B)', query: () => `not.or=(organisation_id.eq.${B.id})`, expected: all },
-  { name: 'and=(or(org.eq.B,org.eq.A),text.eq.Shared)', query: (c) => `and=(or(organisation_id.eq.${B.id},organisation_id.eq.${A.id}),${c.text}.eq.Shared)`, expected: withText('Shared') },
-  { name: 'or=(org.in.(B,C),org.eq(any).{B})', query: () => `or=(organisation_id.in.(${B.id},${C.id}),organisation_id.eq(any).{${B.id}})`, expected: none },
+  {
+    name: 'and=(or(org.eq.B,org.eq.A),text.eq.Shared)',
+    query: (c) => `and=(or(organisation_id.eq.${B.id},organisation_id.eq.${A.id}),${c.text}.eq.Shared)`,
+    expected: withText('Shared'),
+  },
+  {
+    name: 'or=(org.in.(B,C),org.eq(any).{B})',
+    query: () => `or=(organisation_id.in.(${B.id},${C.id}),organisation_id.eq(any).{${B.id}})`,
+    expected: none,
+  },
   { name: 'key=eq.<B-only>', query: (c) => `${c.key}=eq.${c.foreignOnly[0]}`, expected: none },
   { name: 'key=in.(<B/C-only...>)', query: (c) => `${c.key}=in.(${c.foreignOnly.join(',')})`, expected: none },
-  { name: 'key=in.(<B/C-only...>,<A-only>)', query: (c) => `${c.key}=in.(${[...c.foreignOnly, c.aOnly].join(',')})`, expected: withKey((c) => c.aOnly) },
-  { name: 'key=eq(any).{<B/C-only...>}', query: (c) => `${c.key}=eq(any).{${c.foreignOnly.join(',')}}`, expected: none },
-  { name: 'key=not.in.(<A keys>)', query: (c) => `${c.key}=not.in.(${c.a.map((r) => r.key).join(',')})`, expected: none },
-  { name: 'key=neq.<A-only>', query: (c) => `${c.key}=neq.${c.aOnly}`, expected: (c) => c.a.length - withKey((x) => x.aOnly)(c) },
-  { name: 'or=(key.eq.<B-only>,key.eq.<A-only>)', query: (c) => `or=(${c.key}.eq.${c.foreignOnly[0]},${c.key}.eq.${c.aOnly})`, expected: withKey((c) => c.aOnly) },
-  { name: 'key=eq.<id shared by A and B>', query: (c) => `${c.key}=eq.${c.shared}`, expected: withKey((c) => c.shared) },
+  {
+    name: 'key=in.(<B/C-only...>,<A-only>)',
+    query: (c) => `${c.key}=in.(${[...c.foreignOnly, c.aOnly].join(',')})`,
+    expected: withKey((c) => c.aOnly),
+  },
+  {
+    name: 'key=eq(any).{<B/C-only...>}',
+    query: (c) => `${c.key}=eq(any).{${c.foreignOnly.join(',')}}`,
+    expected: none,
+  },
+  {
+    name: 'key=not.in.(<A keys>)',
+    query: (c) => `${c.key}=not.in.(${c.a.map((r) => r.key).join(',')})`,
+    expected: none,
+  },
+  {
+    name: 'key=neq.<A-only>',
+    query: (c) => `${c.key}=neq.${c.aOnly}`,
+    expected: (c) => c.a.length - withKey((x) => x.aOnly)(c),
+  },
+  {
+    name: 'or=(key.eq.<B-only>,key.eq.<A-only>)',
+    query: (c) => `or=(${c.key}.eq.${c.foreignOnly[0]},${c.key}.eq.${c.aOnly})`,
+    expected: withKey((c) => c.aOnly),
+  },
+  {
+    name: 'key=eq.<id shared by A and B>',
+    query: (c) => `${c.key}=eq.${c.shared}`,
+    expected: withKey((c) => c.shared),
+  },
   { name: 'key=isdistinct.<B-only>', query: (c) => `${c.key}=isdistinct.${c.foreignOnly[0]}`, expected: all },
-  { name: 'text=eq.Shared (name in every organisation)', query: (c) => `${c.text}=eq.Shared`, expected: withText('Shared') },
+  {
+    name: 'text=eq.Shared (name in every organisation)',
+    query: (c) => `${c.text}=eq.Shared`,
+    expected: withText('Shared'),
+  },
   { name: 'text=like.*', query: (c) => `${c.text}=like.*`, expected: (c) => c.a.filter((r) => r.text !== null).length },
   { name: 'text=ilike.*secret*', query: (c) => `${c.text}=ilike.*secret*`, expected: none },
   { name: 'text=match.secret', query: (c) => `${c.text}=match.secret`, expected: none },
   { name: 'text=imatch.SECRET', query: (c) => `${c.text}=imatch.SECRET`, expected: none },
   { name: 'text=like(any).{*secret*,B*}', query: (c) => `${c.text}=like(any).{*secret*,B*}`, expected: none },
-  { name: 'text=in.(B secret one,B secret two)', query: (c) => `${c.text}=in.(B secret one,B secret two,C secret one)`, expected: none },
-  { name: 'text=not.eq.Shared', query: (c) => `${c.text}=not.eq.Shared`, expected: (c) => c.a.filter((r) => r.text !== null && r.text !== 'Shared').length },
+  {
+    name: 'text=in.(B secret one,B secret two)',
+    query: (c) => `${c.text}=in.(B secret one,B secret two,C secret one)`,
+    expected: none,
+  },
+  {
+    name: 'text=not.eq.Shared',
+    query: (c) => `${c.text}=not.eq.Shared`,
+    expected: (c) => c.a.filter((r) => r.text !== null && r.text !== 'Shared').length,
+  },
   { name: 'text=fts.secret', query: (c) => `${c.text}=fts.secret`, expected: none },
   { name: 'text=wfts.secret', query: (c) => `${c.text}=wfts(simple).secret`, expected: none },
   { name: 'created_at=gte.1970-01-01', query: () => 'created_at=gte.1970-01-01', expected: all },
-  { name: 'created_at range + org B', query: () => `created_at=lt.2999-01-01&created_at=gt.1970-01-01&organisation_id=eq.${B.id}`, expected: none },
-  { name: 'select with aliases and casts', query: (c) => `select=org:organisation_id,k:${c.key}::text,organisation_id::text,${c.text}`, expected: all },
-  { name: 'select cast + org B filter', query: (c) => `select=organisation_id::text,${c.text}&organisation_id=eq.${B.id}`, expected: none },
+  {
+    name: 'created_at range + org B',
+    query: () => `created_at=lt.2999-01-01&created_at=gt.1970-01-01&organisation_id=eq.${B.id}`,
+    expected: none,
+  },
+  {
+    name: 'select with aliases and casts',
+    query: (c) => `select=org:organisation_id,k:${c.key}::text,organisation_id::text,${c.text}`,
+    expected: all,
+  },
+  {
+    name: 'select cast + org B filter',
+    query: (c) => `select=organisation_id::text,${c.text}&organisation_id=eq.${B.id}`,
+    expected: none,
+  },
   { name: 'select=* with limit/offset past A', query: () => 'limit=10&offset=3', expected: none },
 ];
 
@@ -377,13 +563,15 @@ describe.each(READABLE)('%s: counts and pages are A-only', (resource) => {
   });
 
   it('count with a filter naming B is */0', async () => {
-    const got = await get(`/${resource}?or=(organisation_id.eq.${B.id},organisation_id.neq.${A.id})`, { Prefer: 'count=exact' });
+    const got = await get(`/${resource}?or=(organisation_id.eq.${B.id},organisation_id.neq.${A.id})`, {
+      Prefer: 'count=exact',
+    });
     expect(got.status).toBe(200);
     expect(got.text).toBe('[]');
     expect(got.res.headers.get('content-range')).toBe('*/0');
   });
 
-  it('count=planned and count=estimated answer A\'s rows with a well-formed Content-Range', async () => {
+  it("count=planned and count=estimated answer A's rows with a well-formed Content-Range", async () => {
     for (const count of ['planned', 'estimated']) {
       const got = await get(`/${resource}?limit=1`, { Prefer: `count=${count}` });
       expectOnlyA(resource, got);
@@ -393,14 +581,14 @@ describe.each(READABLE)('%s: counts and pages are A-only', (resource) => {
     }
   });
 
-  it('limit=1 is a 206 of A\'s total', async () => {
+  it("limit=1 is a 206 of A's total", async () => {
     const got = await get(`/${resource}?limit=1`, { Prefer: 'count=exact' });
     expectOnlyA(resource, got);
     expect(got.status).toBe(206);
     expect(got.res.headers.get('content-range')).toBe(`0-0/${n}`);
   });
 
-  it('416 is decided on A\'s count: offset 4 (< B\'s 4 and the 9 of all organisations) is past A\'s end', async () => {
+  it("416 is decided on A's count: offset 4 (< B's 4 and the 9 of all organisations) is past A's end", async () => {
     const past = await get(`/${resource}?offset=4`, { Prefer: 'count=exact' });
     expectErrorBody(past, 416, 'RANGE_NOT_SATISFIABLE');
     expect(past.res.headers.get('content-range')).toBe(`*/${n}`);
@@ -413,7 +601,7 @@ describe.each(READABLE)('%s: counts and pages are A-only', (resource) => {
     expect(ranged.res.headers.get('content-range')).toBe(`*/${n}`);
   });
 
-  it('Range header pages over A\'s rows only', async () => {
+  it("Range header pages over A's rows only", async () => {
     const got = await get(`/${resource}`, { Range: '1-8', 'Range-Unit': 'items', Prefer: 'count=exact' });
     const rows = expectOnlyA(resource, got);
     expect(rows).toHaveLength(n - 1);
@@ -428,7 +616,7 @@ describe.each(READABLE)('%s: counts and pages are A-only', (resource) => {
     expect(beyond.res.headers.get('content-range')).toBe('*/*');
   });
 
-  it('HEAD with count=exact reports A\'s total and no body', async () => {
+  it("HEAD with count=exact reports A's total and no body", async () => {
     const got = await get(`/${resource}?organisation_id=neq.${B.id}`, { Prefer: 'count=exact' }, A.token, 'HEAD');
     expect(got.status).toBe(200);
     expect(got.text).toBe('');
@@ -454,7 +642,7 @@ describe.each(READABLE)('%s: counts and pages are A-only', (resource) => {
     expectErrorBody(orB, 406, 'NOT_ACCEPTABLE');
   });
 
-  it('singular object on a name every organisation has is A\'s single row', async () => {
+  it("singular object on a name every organisation has is A's single row", async () => {
     const c = cases[resource];
     const got = await get(`/${resource}?${c.text}=eq.Shared`, { Accept: 'application/vnd.pgrst.object+json' });
     expect(got.status, got.text).toBe(200);
@@ -465,7 +653,7 @@ describe.each(READABLE)('%s: counts and pages are A-only', (resource) => {
     for (const marker of foreignMarkers) expect(got.text).not.toContain(marker);
   });
 
-  it('singular object on an id shared with B is A\'s row (not 406 for two rows)', async () => {
+  it("singular object on an id shared with B is A's row (not 406 for two rows)", async () => {
     const c = cases[resource];
     if (c.key !== 'id') return;
     const got = await get(`/${resource}?id=eq.${c.shared}`, { Accept: 'application/vnd.pgrst.object+json' });
@@ -475,24 +663,27 @@ describe.each(READABLE)('%s: counts and pages are A-only', (resource) => {
 });
 
 describe('external_id shared across organisations', () => {
-  it.each(['appointment', 'calendar', 'deal', 'contact'] as const)('%s?external_id=eq.ext-a1 is A\'s row only', async (resource) => {
-    const got = await get(`/${resource}?external_id=eq.ext-a1`, { Prefer: 'count=exact' });
-    const rows = expectOnlyA(resource, got);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]!.id).toBe(cases[resource].a[1]!.key);
-    expect(got.res.headers.get('content-range')).toBe('0-0/1');
-    const b2 = await get(`/${resource}?external_id=eq.ext-b2`);
-    expect(b2.text).toBe('[]');
-    const c1 = await get(`/${resource}?external_id=in.(ext-c1,ext-b2)`);
-    expect(c1.text).toBe('[]');
-  });
+  it.each(['appointment', 'calendar', 'deal', 'contact'] as const)(
+    "%s?external_id=eq.ext-a1 is A's row only",
+    async (resource) => {
+      const got = await get(`/${resource}?external_id=eq.ext-a1`, { Prefer: 'count=exact' });
+      const rows = expectOnlyA(resource, got);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.id).toBe(cases[resource].a[1]!.key);
+      expect(got.res.headers.get('content-range')).toBe('0-0/1');
+      const b2 = await get(`/${resource}?external_id=eq.ext-b2`);
+      expect(b2.text).toBe('[]');
+      const c1 = await get(`/${resource}?external_id=in.(ext-c1,ext-b2)`);
+      expect(c1.text).toBe('[]');
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
 // Custom-field values
 
-describe('appointment_details never carries another organisation\'s custom-field values', () => {
-  it('A\'s appointment whose id B reuses shows A\'s values only', async () => {
+describe("appointment_details never carries another organisation's custom-field values", () => {
+  it("A's appointment whose id B reuses shows A's values only", async () => {
     const id = cases.appointment.shared;
     const got = await get(`/appointment_details?id=eq.${id}`);
     const rows = expectOnlyA('appointment_details', got);
@@ -502,7 +693,7 @@ describe('appointment_details never carries another organisation\'s custom-field
     expect(got.text).not.toContain('B secret zero');
   });
 
-  it('no row of A has a key only B defined, and every value is one of A\'s', async () => {
+  it("no row of A has a key only B defined, and every value is one of A's", async () => {
     const got = await get('/appointment_details?order=start_time');
     const rows = expectOnlyA('appointment_details', got);
     expect(rows.map((r) => [r.name, r.room ?? null, r.size ?? null])).toEqual([
@@ -513,7 +704,7 @@ describe('appointment_details never carries another organisation\'s custom-field
     for (const row of rows) expect(Object.keys(row)).not.toContain('b_secret_key');
   });
 
-  it('B sees its own values on the same appointment id, and not A\'s size', async () => {
+  it("B sees its own values on the same appointment id, and not A's size", async () => {
     const got = await get(`/appointment_details?id=eq.${cases.appointment.shared}`, {}, B.token);
     expect(got.status).toBe(200);
     const rows = got.body as Row[];
@@ -522,10 +713,12 @@ describe('appointment_details never carries another organisation\'s custom-field
     expect(rows[0]).not.toHaveProperty('size');
   });
 
-  it('appointment_custom_field filtered on B\'s field or B\'s appointment is empty', async () => {
+  it("appointment_custom_field filtered on B's field or B's appointment is empty", async () => {
     const secret = await get('/appointment_custom_field?key=eq.b_secret_key');
     expect(secret.text).toBe('[]');
-    const byValue = await get('/appointment_custom_field?string_value=eq.Shared&select=appointment_id,key,organisation_id');
+    const byValue = await get(
+      '/appointment_custom_field?string_value=eq.Shared&select=appointment_id,key,organisation_id',
+    );
     expect(byValue.body).toEqual([{ appointment_id: cases.appointment.shared, key: 'room', organisation_id: A.id }]);
     const custom = await get(`/appointment_custom_field?custom_field_id=in.(${foreignMarkers.join(',')})`);
     expect(custom.text).toBe('[]');
@@ -550,13 +743,33 @@ interface Injection {
 const q = encodeURIComponent;
 const INJECTIONS: Injection[] = [
   { name: "name=eq.x' or '1'='1", path: () => `/contact?display_name=eq.${q("x' or '1'='1")}`, rows: 0 },
-  { name: "raw quote, unencoded", path: () => "/contact?display_name=eq.x'%20or%20'1'='1", rows: 0 },
-  { name: 'value ending the statement', path: () => `/contact?display_name=eq.${q("'; DROP TABLE contact; --")}`, rows: 0 },
-  { name: 'value with a dollar quote', path: () => `/contact?display_name=eq.${q('$$; DROP TABLE contact; $$')}`, rows: 0 },
-  { name: 'in list with an escaped quote', path: () => `/contact?display_name=in.(${q('"x\\") or 1=1 --"')})`, rows: 0 },
+  { name: 'raw quote, unencoded', path: () => "/contact?display_name=eq.x'%20or%20'1'='1", rows: 0 },
+  {
+    name: 'value ending the statement',
+    path: () => `/contact?display_name=eq.${q("'; DROP TABLE contact; --")}`,
+    rows: 0,
+  },
+  {
+    name: 'value with a dollar quote',
+    path: () => `/contact?display_name=eq.${q('$$; DROP TABLE contact; $$')}`,
+    rows: 0,
+  },
+  {
+    name: 'in list with an escaped quote',
+    path: () => `/contact?display_name=in.(${q('"x\\") or 1=1 --"')})`,
+    rows: 0,
+  },
   { name: 'in list with a raw paren', path: () => `/contact?display_name=in.(${q("x') or ('1'='1")})`, rows: 'either' },
-  { name: 'or tree with a quoted injection', path: () => `/contact?or=(display_name.eq.${q('"x\') or true --"')},display_name.eq.nobody)`, rows: 0 },
-  { name: 'or tree smuggling a second tree', path: () => `/contact?or=(display_name.eq.x),or(organisation_id.eq.${B.id})`, rows: 'either' },
+  {
+    name: 'or tree with a quoted injection',
+    path: () => `/contact?or=(display_name.eq.${q('"x\') or true --"')},display_name.eq.nobody)`,
+    rows: 0,
+  },
+  {
+    name: 'or tree smuggling a second tree',
+    path: () => `/contact?or=(display_name.eq.x),or(organisation_id.eq.${B.id})`,
+    rows: 'either',
+  },
   { name: 'tautology written as a field', path: () => '/contact?or=(1.eq.1)' },
   { name: 'tautology: true as a field', path: () => '/contact?or=(true.is.true)' },
   { name: 'select closing the list', path: () => `/contact?select=${q('id,display_name);drop table contact;--')}` },
@@ -565,12 +778,19 @@ const INJECTIONS: Injection[] = [
   { name: 'select cast to a type outside the list', path: () => '/contact?select=id::regclass' },
   { name: 'select cast with injection', path: () => `/contact?select=${q('id::text) from contact;--')}` },
   { name: 'select cast smuggling a second cast', path: () => `/contact?select=${q('id::text::regclass')}` },
-  { name: 'select alias with a quote', path: () => `/contact?select=${q('"x\\" from organisation --":id')}`, rows: 'either' },
+  {
+    name: 'select alias with a quote',
+    path: () => `/contact?select=${q('"x\\" from organisation --":id')}`,
+    rows: 'either',
+  },
   { name: 'select quoted field name', path: () => `/contact?select=${q('"id\\" or 1=1--"')}` },
   { name: 'select json path on a text field', path: () => `/contact?select=${q("display_name->>'x'")}` },
   { name: 'order=name;delete', path: () => `/contact?order=${q('display_name;delete from contact')}` },
   { name: 'order with a subquery', path: () => `/contact?order=${q('(select 1)')}` },
-  { name: 'order with a direction injection', path: () => `/contact?order=${q('display_name.desc;drop table contact')}` },
+  {
+    name: 'order with a direction injection',
+    path: () => `/contact?order=${q('display_name.desc;drop table contact')}`,
+  },
   { name: 'order on a non-order field', path: () => '/contact?order=organisation_id' },
   { name: 'quoted key "id\\" or 1=1--"', path: () => `/contact?${q('"id\\" or 1=1--"')}=eq.1` },
   { name: 'key with a space and a comment', path: () => `/contact?${q('id or 1=1 --')}=eq.1` },
@@ -585,12 +805,18 @@ const INJECTIONS: Injection[] = [
   { name: 'integer filter with SQL', path: () => `/contact?number_of_marketing_opt_in_requests=eq.${q('0 or 1=1')}` },
   { name: 'date filter with SQL', path: () => `/contact?birthday=eq.${q("2000-01-01' or '1'='1")}` },
   { name: 'timestamp filter with SQL', path: () => `/contact?created_at=gt.${q("2000-01-01' or 1=1--")}` },
-  { name: 'array literal with SQL', path: () => `/appointment_custom_field?string_list_value=cs.${q('{x}"} or 1=1 --')}` },
+  {
+    name: 'array literal with SQL',
+    path: () => `/appointment_custom_field?string_list_value=cs.${q('{x}"} or 1=1 --')}`,
+  },
   { name: 'any array with SQL', path: () => `/contact?display_name=eq(any).${q("{x}') or ('1'='1")}` },
   { name: 'regex with SQL', path: () => `/contact?display_name=match.${q("x' or '1'='1")}`, rows: 0 },
   { name: 'invalid regex', path: () => `/contact?display_name=match.${q('(')}` },
   { name: 'fts query with SQL', path: () => `/contact?display_name=fts.${q("x' | '1")}`, rows: 'either' },
-  { name: 'fts language with SQL', path: () => `/contact?display_name=fts(${q("english'); drop table contact; --")}).x` },
+  {
+    name: 'fts language with SQL',
+    path: () => `/contact?display_name=fts(${q("english'); drop table contact; --")}).x`,
+  },
   { name: 'fts unknown language', path: () => '/contact?display_name=fts(klingon).x' },
   { name: 'NUL byte in a value', path: () => '/contact?display_name=eq.a%00b', rows: 'either' },
   { name: 'NUL byte in a key', path: () => '/contact?display%00_name=eq.a' },
@@ -599,11 +825,25 @@ const INJECTIONS: Injection[] = [
   { name: 'offset with SQL', path: () => `/contact?offset=${q('0 or 1=1')}` },
   { name: 'negative limit', path: () => '/contact?limit=-1', statuses: [400, 416] },
   { name: 'huge limit', path: () => '/contact?limit=999999999999999999999', rows: 'either' },
-  { name: 'Prefer with SQL (ignored)', path: () => '/contact', headers: { Prefer: "count=exact'; drop table contact; --" }, rows: 'either' },
+  {
+    name: 'Prefer with SQL (ignored)',
+    path: () => '/contact',
+    headers: { Prefer: "count=exact'; drop table contact; --" },
+    rows: 'either',
+  },
   { name: 'Range with SQL', path: () => '/contact', headers: { Range: '0-1; drop table contact' } },
   { name: 'Range-Unit with SQL', path: () => '/contact', headers: { 'Range-Unit': "items'; drop table contact" } },
-  { name: 'Accept with SQL', path: () => '/contact', headers: { Accept: "application/json'; drop table contact" }, statuses: [406] },
-  { name: 'engage-version with SQL', path: () => '/contact', headers: { 'engage-version': "2026-11-01'; drop table contact" } },
+  {
+    name: 'Accept with SQL',
+    path: () => '/contact',
+    headers: { Accept: "application/json'; drop table contact" },
+    statuses: [406],
+  },
+  {
+    name: 'engage-version with SQL',
+    path: () => '/contact',
+    headers: { 'engage-version': "2026-11-01'; drop table contact" },
+  },
   { name: 'resource name with SQL', path: () => `/${q('contact; drop table contact')}`, statuses: [404] },
   { name: 'resource name quoting out', path: () => `/${q('contact" , "organisation')}`, statuses: [404] },
   { name: 'resource that is not exposed', path: () => '/api_token', statuses: [404] },
@@ -651,17 +891,61 @@ describe('injection-looking input is a contract 4xx or A-only rows, and changes 
 
 describe('writes aimed at B leave B untouched', () => {
   // `empty`: answered 200 with no rows (the filters matched nothing of A's); `forbidden`: 403.
-  const attempts: Array<{ name: string; method: string; path: () => string; body?: () => unknown; outcome: 'empty' | 'forbidden' | 'own' }> = [
-    { name: 'DELETE deal?organisation_id=eq.<B>', method: 'DELETE', path: () => `/deal?organisation_id=eq.${B.id}`, outcome: 'empty' },
-    { name: 'DELETE deal?id=eq.<B-only>', method: 'DELETE', path: () => `/deal?id=eq.${cases.deal.foreignOnly[0]}`, outcome: 'empty' },
-    { name: 'DELETE calendar?or=(tautology)', method: 'DELETE', path: () => `/calendar?or=(organisation_id.eq.${B.id},organisation_id.neq.${B.id})`, outcome: 'own' },
-    { name: 'PATCH deal?id=eq.<B-only>', method: 'PATCH', path: () => `/deal?id=eq.${cases.deal.foreignOnly[0]}`, body: () => ({ name: 'hijacked' }), outcome: 'empty' },
-    { name: 'PATCH deal moving A\'s row to B', method: 'PATCH', path: () => `/deal?id=eq.${cases.deal.aOnly}`, body: () => ({ organisation_id: B.id }), outcome: 'forbidden' },
-    { name: 'POST calendar for B', method: 'POST', path: () => '/calendar', body: () => ({ organisation_id: B.id, name: 'B secret planted', type: 'virtual' }), outcome: 'forbidden' },
+  const attempts: Array<{
+    name: string;
+    method: string;
+    path: () => string;
+    body?: () => unknown;
+    outcome: 'empty' | 'forbidden' | 'own';
+  }> = [
+    {
+      name: 'DELETE deal?organisation_id=eq.<B>',
+      method: 'DELETE',
+      path: () => `/deal?organisation_id=eq.${B.id}`,
+      outcome: 'empty',
+    },
+    {
+      name: 'DELETE deal?id=eq.<B-only>',
+      method: 'DELETE',
+      path: () => `/deal?id=eq.${cases.deal.foreignOnly[0]}`,
+      outcome: 'empty',
+    },
+    {
+      name: 'DELETE calendar?or=(tautology)',
+      method: 'DELETE',
+      path: () => `/calendar?or=(organisation_id.eq.${B.id},organisation_id.neq.${B.id})`,
+      outcome: 'own',
+    },
+    {
+      name: 'PATCH deal?id=eq.<B-only>',
+      method: 'PATCH',
+      path: () => `/deal?id=eq.${cases.deal.foreignOnly[0]}`,
+      body: () => ({ name: 'hijacked' }),
+      outcome: 'empty',
+    },
+    {
+      name: "PATCH deal moving A's row to B",
+      method: 'PATCH',
+      path: () => `/deal?id=eq.${cases.deal.aOnly}`,
+      body: () => ({ organisation_id: B.id }),
+      outcome: 'forbidden',
+    },
+    {
+      name: 'POST calendar for B',
+      method: 'POST',
+      path: () => '/calendar',
+      body: () => ({ organisation_id: B.id, name: 'B secret planted', type: 'virtual' }),
+      outcome: 'forbidden',
+    },
   ];
   it.each(attempts)('$name', async (attempt) => {
-    const before = await t.db.query('SELECT id, name, organisation_id FROM deal WHERE organisation_id = $1::uuid ORDER BY id', [B.id]);
-    const beforeCal = await t.db.query('SELECT id, name FROM calendar WHERE organisation_id = $1::uuid ORDER BY id', [B.id]);
+    const before = await t.db.query(
+      'SELECT id, name, organisation_id FROM deal WHERE organisation_id = $1::uuid ORDER BY id',
+      [B.id],
+    );
+    const beforeCal = await t.db.query('SELECT id, name FROM calendar WHERE organisation_id = $1::uuid ORDER BY id', [
+      B.id,
+    ]);
     const body = attempt.body?.();
     const res = await t.call(attempt.path(), A.token, {
       method: attempt.method,
@@ -679,12 +963,18 @@ describe('writes aimed at B leave B untouched', () => {
       if (attempt.outcome === 'empty') expect(rows).toEqual([]);
       for (const row of rows) expect(row.organisation_id).toBe(A.id);
     }
-    expect(await t.db.query('SELECT id, name, organisation_id FROM deal WHERE organisation_id = $1::uuid ORDER BY id', [B.id])).toEqual(before);
-    expect(await t.db.query('SELECT id, name FROM calendar WHERE organisation_id = $1::uuid ORDER BY id', [B.id])).toEqual(beforeCal);
-    const [aDeal] = await t.db.query<{ organisation_id: string }>('SELECT organisation_id FROM deal WHERE organisation_id = $1::uuid AND id = $2::uuid', [
-      A.id,
-      cases.deal.aOnly,
-    ]);
+    expect(
+      await t.db.query('SELECT id, name, organisation_id FROM deal WHERE organisation_id = $1::uuid ORDER BY id', [
+        B.id,
+      ]),
+    ).toEqual(before);
+    expect(
+      await t.db.query('SELECT id, name FROM calendar WHERE organisation_id = $1::uuid ORDER BY id', [B.id]),
+    ).toEqual(beforeCal);
+    const [aDeal] = await t.db.query<{ organisation_id: string }>(
+      'SELECT organisation_id FROM deal WHERE organisation_id = $1::uuid AND id = $2::uuid',
+      [A.id, cases.deal.aOnly],
+    );
     expect(aDeal?.organisation_id).toBe(A.id);
   });
 });

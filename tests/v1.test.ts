@@ -35,7 +35,9 @@ beforeAll(async () => {
   B = await createOrganisation(t.db);
   C = await createOrganisation(t.db);
   aContact = (await insertRows(t.db, 'contact', A.id, [{ display_name: 'A own', external_id: 'a-own' }]))[0]!;
-  bContact = (await insertRows(t.db, 'contact', B.id, [{ display_name: 'B shared', external_id: 'shared-ext', city: 'Bern' }]))[0]!;
+  bContact = (
+    await insertRows(t.db, 'contact', B.id, [{ display_name: 'B shared', external_id: 'shared-ext', city: 'Bern' }])
+  )[0]!;
   await insertRows(t.db, 'custom_field', A.id, [
     { name: 'Score', key: 'score', type: 'number', entity: 'contact' },
     { name: 'VIP', key: 'vip', type: 'boolean', entity: 'contact' },
@@ -63,8 +65,23 @@ async function v1(path: string, token: string | null, init: Init = {}, app: Test
   return app.app.request(`/v1${path}`, { ...init, headers } as RequestInit);
 }
 
-const post = (path: string, body: unknown, token: string | null = A.token, headers: Record<string, string> = {}, app: TestApp = t) =>
-  v1(path, token, { method: 'POST', body: typeof body === 'string' || body instanceof ReadableStream ? body : JSON.stringify(body), headers: { 'Content-Type': 'application/json', ...headers } }, app);
+const post = (
+  path: string,
+  body: unknown,
+  token: string | null = A.token,
+  headers: Record<string, string> = {},
+  app: TestApp = t,
+) =>
+  v1(
+    path,
+    token,
+    {
+      method: 'POST',
+      body: typeof body === 'string' || body instanceof ReadableStream ? body : JSON.stringify(body),
+      headers: { 'Content-Type': 'application/json', ...headers },
+    },
+    app,
+  );
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked field by field
 type Json = any;
@@ -107,20 +124,33 @@ async function expectError(res: Response, status: number, code: string | string[
   return body;
 }
 
-const batch = (resource: string, items: unknown[], token: string | null = A.token, headers: Record<string, string> = {}) =>
-  post(`/${resource}/imports/batch`, { items }, token, headers);
+const batch = (
+  resource: string,
+  items: unknown[],
+  token: string | null = A.token,
+  headers: Record<string, string> = {},
+) => post(`/${resource}/imports/batch`, { items }, token, headers);
 
 interface BatchBody {
   created: number;
   updated: number;
   failed: number;
-  results: Array<{ index: number; status: string; id?: string; error?: { code: string; message: string; context?: unknown } }>;
+  results: Array<{
+    index: number;
+    status: string;
+    id?: string;
+    error?: { code: string; message: string; context?: unknown };
+  }>;
 }
 
-const okBatch = async (resource: string, items: unknown[], token = A.token) => json<BatchBody>(await batch(resource, items, token), 200);
+const okBatch = async (resource: string, items: unknown[], token = A.token) =>
+  json<BatchBody>(await batch(resource, items, token), 200);
 
-const sql = <T extends Record<string, unknown> = Record<string, unknown>>(text: string, params: string[] = [], app: TestApp = t) =>
-  app.db.query<T>(text, params);
+const sql = <T extends Record<string, unknown> = Record<string, unknown>>(
+  text: string,
+  params: string[] = [],
+  app: TestApp = t,
+) => app.db.query<T>(text, params);
 
 /** Rows of the resource API (/api/v1) for the organisation of `token`. */
 async function rest<T = Json>(path: string, token = A.token): Promise<T[]> {
@@ -161,7 +191,8 @@ function endless(prefix: string, counter: { bytes: number }, cap = 64 * MiB): Re
 
 /** A batch body of exactly `bytes` bytes: one contact whose address_line1 pads it out. */
 function sizedBatch(bytes: number, externalId: string, char = 'x'): string {
-  const make = (n: number) => JSON.stringify({ items: [{ external_id: externalId, display_name: 'Big', address_line1: char.repeat(n) }] });
+  const make = (n: number) =>
+    JSON.stringify({ items: [{ external_id: externalId, display_name: 'Big', address_line1: char.repeat(n) }] });
   const overhead = Buffer.byteLength(make(0));
   const per = Buffer.byteLength(char);
   const n = Math.ceil((bytes - overhead) / per);
@@ -170,8 +201,12 @@ function sizedBatch(bytes: number, externalId: string, char = 'x'): string {
   return body;
 }
 
-const upload = (body: string | ReadableStream<Uint8Array>, type: string, token: string | null = A.token, app: TestApp = t) =>
-  v1('/files', token, { method: 'POST', body, headers: { 'Content-Type': type } }, app);
+const upload = (
+  body: string | ReadableStream<Uint8Array>,
+  type: string,
+  token: string | null = A.token,
+  app: TestApp = t,
+) => v1('/files', token, { method: 'POST', body, headers: { 'Content-Type': type } }, app);
 
 interface Job {
   id: string;
@@ -206,7 +241,16 @@ async function waitForJob(id: string, token = A.token, app: TestApp = t, timeout
 async function startImport(resource: string, content: string, type: string, token = A.token): Promise<Job> {
   const file = await json<{ id: string }>(await upload(content, type, token), 201);
   const job = await json<Job>(await post(`/${resource}/imports`, { file_id: file.id }, token), 202);
-  expect(job).toMatchObject({ resource, file_id: file.id, status: 'queued', processed: 0, created: 0, updated: 0, failed: 0, errors: [] });
+  expect(job).toMatchObject({
+    resource,
+    file_id: file.id,
+    status: 'queued',
+    processed: 0,
+    created: 0,
+    updated: 0,
+    failed: 0,
+    errors: [],
+  });
   return job;
 }
 
@@ -217,10 +261,31 @@ const cursorOf = (value: unknown) => Buffer.from(JSON.stringify(value)).toString
 describe('engage-version header on /v1', () => {
   const routes: Array<{ name: string; send: (headers: Record<string, string>) => Promise<Response>; ok: number }> = [
     { name: 'GET /v1/contacts', send: (h) => v1('/contacts', A.token, { headers: h }), ok: 200 },
-    { name: 'POST /v1/contacts/imports/batch', send: (h) => post('/contacts/imports/batch', { items: [] }, A.token, h), ok: 200 },
-    { name: 'POST /v1/deals/imports/batch', send: (h) => post('/deals/imports/batch', { items: [] }, A.token, h), ok: 200 },
-    { name: 'POST /v1/files', send: (h) => v1('/files', A.token, { method: 'POST', body: 'display_name\nX\n', headers: { 'Content-Type': 'text/csv', ...h } }), ok: 201 },
-    { name: 'POST /v1/appointments/imports', send: (h) => post('/appointments/imports', { file_id: randomUUID() }, A.token, h), ok: 404 },
+    {
+      name: 'POST /v1/contacts/imports/batch',
+      send: (h) => post('/contacts/imports/batch', { items: [] }, A.token, h),
+      ok: 200,
+    },
+    {
+      name: 'POST /v1/deals/imports/batch',
+      send: (h) => post('/deals/imports/batch', { items: [] }, A.token, h),
+      ok: 200,
+    },
+    {
+      name: 'POST /v1/files',
+      send: (h) =>
+        v1('/files', A.token, {
+          method: 'POST',
+          body: 'display_name\nX\n',
+          headers: { 'Content-Type': 'text/csv', ...h },
+        }),
+      ok: 201,
+    },
+    {
+      name: 'POST /v1/appointments/imports',
+      send: (h) => post('/appointments/imports', { file_id: randomUUID() }, A.token, h),
+      ok: 404,
+    },
     { name: 'GET /v1/imports/{id}', send: (h) => v1(`/imports/${randomUUID()}`, A.token, { headers: h }), ok: 404 },
   ];
 
@@ -237,24 +302,33 @@ describe('engage-version header on /v1', () => {
     expect(res.headers.get('engage-version')).toBe(VERSION);
   });
 
-  it.each(routes)('$name: an unsupported value is 400 INVALID_VERSION_HEADER listing the supported values', async ({ send }) => {
-    const before = await sql<{ n: number }>('SELECT count(*)::int AS n FROM file');
-    const res = await send({ 'engage-version': '2025-01-01' });
-    const body = await expectError(res, 400, 'INVALID_VERSION_HEADER');
-    expect(body.hint).toContain(VERSION);
-    // Nothing was done.
-    expect(await sql<{ n: number }>('SELECT count(*)::int AS n FROM file')).toEqual(before);
-  });
+  it.each(routes)(
+    '$name: an unsupported value is 400 INVALID_VERSION_HEADER listing the supported values',
+    async ({ send }) => {
+      const before = await sql<{ n: number }>('SELECT count(*)::int AS n FROM file');
+      const res = await send({ 'engage-version': '2025-01-01' });
+      const body = await expectError(res, 400, 'INVALID_VERSION_HEADER');
+      expect(body.hint).toContain(VERSION);
+      // Nothing was done.
+      expect(await sql<{ n: number }>('SELECT count(*)::int AS n FROM file')).toEqual(before);
+    },
+  );
 
   it('other unsupported forms are refused too', async () => {
     for (const value of ['2026-11-02', 'latest', '1', '2026-11-01,2025-01-01']) {
-      const body = await expectError(await v1('/contacts', A.token, { headers: { 'engage-version': value } }), 400, 'INVALID_VERSION_HEADER');
+      const body = await expectError(
+        await v1('/contacts', A.token, { headers: { 'engage-version': value } }),
+        400,
+        'INVALID_VERSION_HEADER',
+      );
       expect(body.hint).toContain(VERSION);
     }
   });
 
   it('the unsupported-version 400 does not import anything', async () => {
-    const res = await batch('contacts', [{ external_id: 'version-refused', display_name: 'No' }], A.token, { 'engage-version': '1999-01-01' });
+    const res = await batch('contacts', [{ external_id: 'version-refused', display_name: 'No' }], A.token, {
+      'engage-version': '1999-01-01',
+    });
     await expectError(res, 400, 'INVALID_VERSION_HEADER');
     expect(await sql("SELECT id FROM contact WHERE external_id = 'version-refused'")).toEqual([]);
   });
@@ -285,7 +359,11 @@ describe('authentication and the error body', () => {
 
   it('nothing is written for a 401', async () => {
     const files = await sql<{ n: number }>('SELECT count(*)::int AS n FROM file');
-    await expectError(await batch('contacts', [{ external_id: 'unauth', display_name: 'x' }], `engage_${'B'.repeat(43)}`), 401, 'UNAUTHORIZED');
+    await expectError(
+      await batch('contacts', [{ external_id: 'unauth', display_name: 'x' }], `engage_${'B'.repeat(43)}`),
+      401,
+      'UNAUTHORIZED',
+    );
     await expectError(await upload('display_name\nX\n', 'text/csv', `engage_${'B'.repeat(43)}`), 401, 'UNAUTHORIZED');
     expect(await sql("SELECT id FROM contact WHERE external_id = 'unauth'")).toEqual([]);
     expect(await sql<{ n: number }>('SELECT count(*)::int AS n FROM file')).toEqual(files);
@@ -326,7 +404,14 @@ describe('authentication and the error body', () => {
 describe('POST /v1/contacts/imports/batch', () => {
   it('creates records and reports them by index', async () => {
     const body = await okBatch('contacts', [
-      { external_id: 'c-new-1', display_name: 'New One', email: 'one@example.com', is_blocked: true, birthday: '1990-02-03', number_of_marketing_opt_in_requests: 4 },
+      {
+        external_id: 'c-new-1',
+        display_name: 'New One',
+        email: 'one@example.com',
+        is_blocked: true,
+        birthday: '1990-02-03',
+        number_of_marketing_opt_in_requests: 4,
+      },
       { display_name: 'No external id', email_transactional_opt_in: 'consent_granted' },
     ]);
     expect(body.created).toBe(2);
@@ -348,7 +433,12 @@ describe('POST /v1/contacts/imports/batch', () => {
       campaign_messages_this_month: 0,
     });
     const [two] = await rest(`/contact?id=eq.${body.results[1]!.id}`);
-    expect(two).toMatchObject({ display_name: 'No external id', external_id: null, is_blocked: false, email_transactional_opt_in: 'consent_granted' });
+    expect(two).toMatchObject({
+      display_name: 'No external id',
+      external_id: null,
+      is_blocked: false,
+      email_transactional_opt_in: 'consent_granted',
+    });
   });
 
   it('updates by external_id: only the fields each item gives change', async () => {
@@ -376,7 +466,10 @@ describe('POST /v1/contacts/imports/batch', () => {
       { external_id: 'u-2', display_name: 'New 2', email: null, city: 'Genf' },
       { external_id: 'u-1', display_name: 'Old 1', email: 'u1@example.com', city: 'Basel' },
     ]);
-    const [count] = await sql<{ n: number }>("SELECT count(*)::int AS n FROM contact WHERE organisation_id = $1 AND external_id IN ('u-1','u-2','u-3')", [A.id]);
+    const [count] = await sql<{ n: number }>(
+      "SELECT count(*)::int AS n FROM contact WHERE organisation_id = $1 AND external_id IN ('u-1','u-2','u-3')",
+      [A.id],
+    );
     expect(count!.n).toBe(3);
   });
 
@@ -423,7 +516,9 @@ describe('POST /v1/contacts/imports/batch', () => {
     }
     expect(body.results[1]!.error!.context).toEqual([{ field: 'nope', message: expect.any(String) }]);
     expect(body.results[2]!.error!.context).toEqual([{ field: 'is_blocked', message: expect.any(String) }]);
-    expect(body.results[3]!.error!.context).toEqual([{ field: 'email_transactional_opt_in', message: expect.stringContaining('consent_granted') }]);
+    expect(body.results[3]!.error!.context).toEqual([
+      { field: 'email_transactional_opt_in', message: expect.stringContaining('consent_granted') },
+    ]);
     expect(body.results[4]!.error!.context).toEqual([{ field: 'unknown_custom', message: expect.any(String) }]);
     expect(body.results[5]!.error!.context).toEqual([{ field: 'score', message: 'must be a number' }]);
     expect(body.results[6]!.error!.message).toContain('mix-0');
@@ -444,7 +539,9 @@ describe('POST /v1/contacts/imports/batch', () => {
   });
 
   it('writes custom-field values to the value table and updates them on a later import', async () => {
-    const first = await okBatch('contacts', [{ external_id: 'cf-1', display_name: 'Custom', score: 3, vip: true, since: '2020-05-06', nick: 'cc' }]);
+    const first = await okBatch('contacts', [
+      { external_id: 'cf-1', display_name: 'Custom', score: 3, vip: true, since: '2020-05-06', nick: 'cc' },
+    ]);
     const id = first.results[0]!.id!;
     const read = () =>
       sql<Record<string, unknown>>(
@@ -453,16 +550,50 @@ describe('POST /v1/contacts/imports/batch', () => {
         [A.id, id],
       );
     const fields = new Map(
-      (await sql<{ key: string; id: string }>("SELECT key, id::text AS id FROM custom_field WHERE organisation_id = $1 AND entity = 'contact'", [A.id])).map((f) => [
-        f.key,
-        f.id,
-      ]),
+      (
+        await sql<{ key: string; id: string }>(
+          "SELECT key, id::text AS id FROM custom_field WHERE organisation_id = $1 AND entity = 'contact'",
+          [A.id],
+        )
+      ).map((f) => [f.key, f.id]),
     );
     expect(await read()).toEqual([
-      { key: 'nick', value: 'cc', string_value: 'cc', number_value: null, boolean_value: null, date_value: null, field: fields.get('nick') },
-      { key: 'score', value: '3', string_value: null, number_value: '3', boolean_value: null, date_value: null, field: fields.get('score') },
-      { key: 'since', value: '2020-05-06', string_value: null, number_value: null, boolean_value: null, date_value: '2020-05-06', field: fields.get('since') },
-      { key: 'vip', value: 'true', string_value: null, number_value: null, boolean_value: true, date_value: null, field: fields.get('vip') },
+      {
+        key: 'nick',
+        value: 'cc',
+        string_value: 'cc',
+        number_value: null,
+        boolean_value: null,
+        date_value: null,
+        field: fields.get('nick'),
+      },
+      {
+        key: 'score',
+        value: '3',
+        string_value: null,
+        number_value: '3',
+        boolean_value: null,
+        date_value: null,
+        field: fields.get('score'),
+      },
+      {
+        key: 'since',
+        value: '2020-05-06',
+        string_value: null,
+        number_value: null,
+        boolean_value: null,
+        date_value: '2020-05-06',
+        field: fields.get('since'),
+      },
+      {
+        key: 'vip',
+        value: 'true',
+        string_value: null,
+        number_value: null,
+        boolean_value: true,
+        date_value: null,
+        field: fields.get('vip'),
+      },
     ]);
     const second = await okBatch('contacts', [{ external_id: 'cf-1', score: 4.25 }]);
     expect(second.results).toEqual([{ index: 0, status: 'updated', id }]);
@@ -489,7 +620,10 @@ describe('POST /v1/contacts/imports/batch', () => {
     // A second import in A now updates A's record, still not B's.
     const again = await okBatch('contacts', [{ external_id: 'shared-ext', city: 'Baden' }]);
     expect(again.results).toEqual([{ index: 0, status: 'updated', id }]);
-    const [b] = await sql<{ city: string }>('SELECT city FROM contact WHERE organisation_id = $1 AND id = $2', [B.id, bContact]);
+    const [b] = await sql<{ city: string }>('SELECT city FROM contact WHERE organisation_id = $1 AND id = $2', [
+      B.id,
+      bContact,
+    ]);
     expect(b!.city).toBe('Bern');
   });
 
@@ -517,10 +651,18 @@ describe('POST /v1/contacts/imports/batch', () => {
   it('concurrent batches giving the same new external_id: each answers 200 and one record results', async () => {
     for (let round = 0; round < 3; round++) {
       const external = `race-${round}`;
-      const responses = await Promise.all([0, 1, 2, 3].map((i) => batch('contacts', [{ external_id: external, display_name: `Racer ${i}` }])));
+      const responses = await Promise.all(
+        [0, 1, 2, 3].map((i) => batch('contacts', [{ external_id: external, display_name: `Racer ${i}` }])),
+      );
       const statuses = await Promise.all(responses.map(async (r) => [r.status, (await r.text()).slice(0, 120)]));
-      expect(statuses.map(([status]) => status), JSON.stringify(statuses)).toEqual([200, 200, 200, 200]);
-      const [row] = await sql<{ n: number }>('SELECT count(*)::int AS n FROM contact WHERE organisation_id = $1 AND external_id = $2', [A.id, external]);
+      expect(
+        statuses.map(([status]) => status),
+        JSON.stringify(statuses),
+      ).toEqual([200, 200, 200, 200]);
+      const [row] = await sql<{ n: number }>(
+        'SELECT count(*)::int AS n FROM contact WHERE organisation_id = $1 AND external_id = $2',
+        [A.id, external],
+      );
       expect(row!.n).toBe(1);
     }
   });
@@ -545,7 +687,9 @@ describe('POST /v1/contacts/imports/batch: text PostgreSQL cannot store', () => 
     const body = await json<BatchBody>(res, 200);
     expect(body).toMatchObject({ created: 1, failed: 1 });
     expect(body.results[1]).toMatchObject({ index: 1, status: 'failed', error: { code: 'VALIDATION_FAILED' } });
-    expect(await sql("SELECT external_id FROM contact WHERE external_id LIKE 'nul-%'")).toEqual([{ external_id: 'nul-0' }]);
+    expect(await sql("SELECT external_id FROM contact WHERE external_id LIKE 'nul-%'")).toEqual([
+      { external_id: 'nul-0' },
+    ]);
   });
 });
 
@@ -575,10 +719,28 @@ describe('POST /v1/deals/imports/batch', () => {
       'created',
     ]);
     expect(body.results[1]!.error!.context).toEqual({ fields: ['contact_id'] });
-    const rows = await rest('/deal?external_id=in.(d-1,d-9)&select=external_id,name,value,currency,contact_id,won_at,organisation_id');
+    const rows = await rest(
+      '/deal?external_id=in.(d-1,d-9)&select=external_id,name,value,currency,contact_id,won_at,organisation_id',
+    );
     expect(rows.sort((x, y) => x.external_id.localeCompare(y.external_id))).toEqual([
-      { external_id: 'd-1', name: 'Deal 1', value: 1200.5, currency: 'CHF', contact_id: aContact, won_at: null, organisation_id: A.id },
-      { external_id: 'd-9', name: 'Deal 9', value: 99.95, currency: 'EUR', contact_id: null, won_at: '2026-10-01T10:00:00+00:00', organisation_id: A.id },
+      {
+        external_id: 'd-1',
+        name: 'Deal 1',
+        value: 1200.5,
+        currency: 'CHF',
+        contact_id: aContact,
+        won_at: null,
+        organisation_id: A.id,
+      },
+      {
+        external_id: 'd-9',
+        name: 'Deal 9',
+        value: 99.95,
+        currency: 'EUR',
+        contact_id: null,
+        won_at: '2026-10-01T10:00:00+00:00',
+        organisation_id: A.id,
+      },
     ]);
     const values = await sql<{ key: string; number_value: string }>(
       'SELECT key, number_value::text AS number_value FROM deal_custom_field WHERE organisation_id = $1 AND deal_id = $2',
@@ -594,9 +756,11 @@ describe('POST /v1/deals/imports/batch', () => {
     expect(after).toEqual({ name: 'Deal 1', value: 10, currency: 'CHF', contact_id: aContact });
   });
 
-  it('an update may not move a deal to another organisation\'s contact', async () => {
+  it("an update may not move a deal to another organisation's contact", async () => {
     const body = await okBatch('deals', [{ external_id: 'd-1', contact_id: bContact }]);
-    expect(body.results).toEqual([{ index: 0, status: 'failed', error: expect.objectContaining({ code: 'REFERENCE_NOT_FOUND' }) }]);
+    expect(body.results).toEqual([
+      { index: 0, status: 'failed', error: expect.objectContaining({ code: 'REFERENCE_NOT_FOUND' }) },
+    ]);
     const [deal] = await rest('/deal?external_id=eq.d-1&select=contact_id');
     expect(deal).toEqual({ contact_id: aContact });
   });
@@ -643,7 +807,9 @@ describe('POST /v1/appointments/imports/batch', () => {
       tags: ['x', 'y'],
     });
     expect(Date.parse(details.booked)).toBe(Date.parse('2026-11-20T08:30:00Z'));
-    const values = await rest(`/appointment_custom_field?appointment_id=eq.${id}&select=key,value,string_value,string_list_value`);
+    const values = await rest(
+      `/appointment_custom_field?appointment_id=eq.${id}&select=key,value,string_value,string_list_value`,
+    );
     expect(values).toEqual(
       expect.arrayContaining([
         { key: 'room', value: 'A1', string_value: 'A1', string_list_value: null },
@@ -655,16 +821,27 @@ describe('POST /v1/appointments/imports/batch', () => {
     const update = await okBatch('appointments', [{ external_id: 'ap-1', room: 'B2', description: 'moved' }]);
     expect(update.results).toEqual([{ index: 0, status: 'updated', id }]);
     const [after] = await rest(`/appointment_details?id=eq.${id}`);
-    expect(after).toMatchObject({ name: 'Checkup', description: 'moved', start_time: '2026-12-01T09:00:00+00:00', room: 'B2', tags: ['x', 'y'] });
-    expect(await sql("SELECT id FROM appointment WHERE external_id IN ('ap-2','ap-3','ap-4','ap-5','ap-6')")).toEqual([]);
+    expect(after).toMatchObject({
+      name: 'Checkup',
+      description: 'moved',
+      start_time: '2026-12-01T09:00:00+00:00',
+      room: 'B2',
+      tags: ['x', 'y'],
+    });
+    expect(await sql("SELECT id FROM appointment WHERE external_id IN ('ap-2','ap-3','ap-4','ap-5','ap-6')")).toEqual(
+      [],
+    );
   });
 });
 
 describe('batch envelope, media type and body limits', () => {
-  it.each(['contacts', 'deals', 'appointments'])('%s: a body that is not JSON is 400 INVALID_JSON', async (resource) => {
-    await expectError(await post(`/${resource}/imports/batch`, '{"items": [', A.token), 400, 'INVALID_JSON');
-    await expectError(await post(`/${resource}/imports/batch`, '', A.token), 400, 'INVALID_JSON');
-  });
+  it.each(['contacts', 'deals', 'appointments'])(
+    '%s: a body that is not JSON is 400 INVALID_JSON',
+    async (resource) => {
+      await expectError(await post(`/${resource}/imports/batch`, '{"items": [', A.token), 400, 'INVALID_JSON');
+      await expectError(await post(`/${resource}/imports/batch`, '', A.token), 400, 'INVALID_JSON');
+    },
+  );
 
   it.each([
     ['[]', '[]'],
@@ -675,13 +852,24 @@ describe('batch envelope, media type and body limits', () => {
     ['"items"', '"items"'],
     ['{"items": [], "extra": 1}', '{"items": [], "extra": 1}'],
   ])('a malformed envelope %s is 400', async (_name, text) => {
-    await expectError(await post('/contacts/imports/batch', text, A.token), 400, ['VALIDATION_FAILED', 'UNKNOWN_FIELD']);
+    await expectError(await post('/contacts/imports/batch', text, A.token), 400, [
+      'VALIDATION_FAILED',
+      'UNKNOWN_FIELD',
+    ]);
   });
 
   it('another content type is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
-    const res = await v1('/contacts/imports/batch', A.token, { method: 'POST', body: '{"items": []}', headers: { 'Content-Type': 'text/plain' } });
+    const res = await v1('/contacts/imports/batch', A.token, {
+      method: 'POST',
+      body: '{"items": []}',
+      headers: { 'Content-Type': 'text/plain' },
+    });
     await expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
-    const csv = await v1('/deals/imports/batch', A.token, { method: 'POST', body: 'name\nx\n', headers: { 'Content-Type': 'text/csv' } });
+    const csv = await v1('/deals/imports/batch', A.token, {
+      method: 'POST',
+      body: 'name\nx\n',
+      headers: { 'Content-Type': 'text/csv' },
+    });
     await expectError(csv, 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 
@@ -690,7 +878,9 @@ describe('batch envelope, media type and body limits', () => {
     expect(Buffer.byteLength(body)).toBe(5_242_880);
     const result = await json<BatchBody>(await post('/contacts/imports/batch', body), 200);
     expect(result).toMatchObject({ created: 1, failed: 0 });
-    const [row] = await sql<{ n: number }>("SELECT length(address_line1)::int AS n FROM contact WHERE external_id = 'big-exact'");
+    const [row] = await sql<{ n: number }>(
+      "SELECT length(address_line1)::int AS n FROM contact WHERE external_id = 'big-exact'",
+    );
     expect(row!.n).toBeGreaterThan(BATCH_LIMIT - 200);
   });
 
@@ -710,15 +900,23 @@ describe('batch envelope, media type and body limits', () => {
 
   it('as a chunked stream: just under 5 MiB succeeds, just over is 413', async () => {
     const under = sizedBatch(BATCH_LIMIT - 10, 'big-stream-under');
-    expect(await json<BatchBody>(await post('/contacts/imports/batch', streamOf(under)), 200)).toMatchObject({ created: 1 });
+    expect(await json<BatchBody>(await post('/contacts/imports/batch', streamOf(under)), 200)).toMatchObject({
+      created: 1,
+    });
     const over = sizedBatch(BATCH_LIMIT + 10, 'big-stream-over');
     await expectError(await post('/contacts/imports/batch', streamOf(over)), 413, 'PAYLOAD_TOO_LARGE');
-    expect(await sql("SELECT external_id FROM contact WHERE external_id LIKE 'big-stream-%'")).toEqual([{ external_id: 'big-stream-under' }]);
+    expect(await sql("SELECT external_id FROM contact WHERE external_id LIKE 'big-stream-%'")).toEqual([
+      { external_id: 'big-stream-under' },
+    ]);
   });
 
   it('an endless chunked body is cut off at the limit, not read whole', async () => {
     const counter = { bytes: 0 };
-    await expectError(await post('/appointments/imports/batch', endless('{"items": [', counter)), 413, 'PAYLOAD_TOO_LARGE');
+    await expectError(
+      await post('/appointments/imports/batch', endless('{"items": [', counter)),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    );
     expect(counter.bytes).toBeGreaterThan(BATCH_LIMIT);
     expect(counter.bytes).toBeLessThan(BATCH_LIMIT + 2 * MiB);
   });
@@ -743,7 +941,11 @@ describe('batch envelope, media type and body limits', () => {
     await expectError(await post('/contacts/imports', '{"file_id": "not-a-uuid"}'), 400, 'VALIDATION_FAILED');
     await expectError(await post('/contacts/imports', '{}'), 400, 'VALIDATION_FAILED');
     await expectError(await post('/contacts/imports', 'nope'), 400, 'INVALID_JSON');
-    const res = await v1('/contacts/imports', A.token, { method: 'POST', body: '{}', headers: { 'Content-Type': 'text/csv' } });
+    const res = await v1('/contacts/imports', A.token, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'Content-Type': 'text/csv' },
+    });
     await expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 });
@@ -766,16 +968,24 @@ describe('POST /v1/files', () => {
       [file.id],
     );
     expect(row).toEqual({ organisation_id: A.id, size: file.size, sha256: file.sha256 });
-    const chunks = await sql<{ data: string }>('SELECT data FROM file_chunk WHERE file_id = $1 ORDER BY seq', [file.id]);
+    const chunks = await sql<{ data: string }>('SELECT data FROM file_chunk WHERE file_id = $1 ORDER BY seq', [
+      file.id,
+    ]);
     expect(chunks.map((c) => c.data).join('')).toBe(text);
     expect(res.headers.get('engage-version')).toBe(VERSION);
   });
 
   it('takes JSON and NDJSON, also as a chunked stream', async () => {
     const text = JSON.stringify([{ display_name: 'x' }]);
-    expect(await json(await upload(text, 'application/json'), 201)).toMatchObject({ content_type: 'application/json', size: text.length });
+    expect(await json(await upload(text, 'application/json'), 201)).toMatchObject({
+      content_type: 'application/json',
+      size: text.length,
+    });
     const nd = '{"display_name":"a"}\n{"display_name":"b"}\n'.repeat(2000);
-    const file = await json<{ size: number; sha256: string }>(await upload(streamOf(nd, 1000), 'application/x-ndjson'), 201);
+    const file = await json<{ size: number; sha256: string }>(
+      await upload(streamOf(nd, 1000), 'application/x-ndjson'),
+      201,
+    );
     expect(file).toMatchObject({ size: nd.length, sha256: createHash('sha256').update(nd).digest('hex') });
   });
 
@@ -803,7 +1013,11 @@ describe('POST /v1/files', () => {
     await expectError(await upload(make(1001), 'text/csv', org.token, small), 413, 'PAYLOAD_TOO_LARGE');
     await expectError(await upload(streamOf(make(1001), 100), 'text/csv', org.token, small), 413, 'PAYLOAD_TOO_LARGE');
     const counter = { bytes: 0 };
-    await expectError(await upload(endless('display_name\n', counter), 'text/csv', org.token, small), 413, 'PAYLOAD_TOO_LARGE');
+    await expectError(
+      await upload(endless('display_name\n', counter), 'text/csv', org.token, small),
+      413,
+      'PAYLOAD_TOO_LARGE',
+    );
     expect(counter.bytes).toBeLessThan(2 * MiB);
     // Only the file at the cap was kept; the refused ones left no rows behind.
     const [after] = await sql<{ n: number }>('SELECT count(*)::int AS n FROM file', [], small);
@@ -839,16 +1053,39 @@ describe('file imports end to end', () => {
       [4, 'failed', 'VALIDATION_FAILED'],
     ]);
     expect(done.errors[0]!.error.context).toEqual([{ field: 'is_blocked', message: expect.any(String) }]);
-    expect(done.errors[1]!.error.context).toEqual([{ field: 'number_of_marketing_opt_in_requests', message: expect.any(String) }]);
+    expect(done.errors[1]!.error.context).toEqual([
+      { field: 'number_of_marketing_opt_in_requests', message: expect.any(String) },
+    ]);
     expect(done.errors[2]!.error.context).toEqual([{ field: 'score', message: 'must be a number' }]);
 
     const rows = await rest(
-      "/contact?external_id=like.csv-*&select=external_id,display_name,email,is_blocked,number_of_marketing_opt_in_requests,birthday&order=display_name",
+      '/contact?external_id=like.csv-*&select=external_id,display_name,email,is_blocked,number_of_marketing_opt_in_requests,birthday&order=display_name',
     );
     expect(rows).toEqual([
-      { external_id: 'csv-1', display_name: 'Ann', email: 'ann@example.com', is_blocked: true, number_of_marketing_opt_in_requests: 3, birthday: '1990-01-02' },
-      { external_id: 'csv-2', display_name: 'Bob, Jr.', email: null, is_blocked: false, number_of_marketing_opt_in_requests: 0, birthday: null },
-      { external_id: 'csv-6', display_name: 'Multi "quoted"', email: null, is_blocked: false, number_of_marketing_opt_in_requests: 0, birthday: null },
+      {
+        external_id: 'csv-1',
+        display_name: 'Ann',
+        email: 'ann@example.com',
+        is_blocked: true,
+        number_of_marketing_opt_in_requests: 3,
+        birthday: '1990-01-02',
+      },
+      {
+        external_id: 'csv-2',
+        display_name: 'Bob, Jr.',
+        email: null,
+        is_blocked: false,
+        number_of_marketing_opt_in_requests: 0,
+        birthday: null,
+      },
+      {
+        external_id: 'csv-6',
+        display_name: 'Multi "quoted"',
+        email: null,
+        is_blocked: false,
+        number_of_marketing_opt_in_requests: 0,
+        birthday: null,
+      },
     ]);
     const values = await sql<{ external_id: string; key: string; value: string }>(
       `SELECT c.external_id, v.key, v.value FROM contact_custom_field v JOIN contact c ON c.organisation_id = v.organisation_id AND c.id = v.contact_id
@@ -865,11 +1102,22 @@ describe('file imports end to end', () => {
     ]);
 
     // A second CSV updates by external_id; empty cells leave fields as they are.
-    const update = await startImport('contacts', 'external_id,email,city\ncsv-1,,Luzern\ncsv-2,bob@example.com,\ncsv-7,,Chur\n', 'text/csv');
-    expect(await waitForJob(update.id)).toMatchObject({ status: 'succeeded', processed: 3, created: 1, updated: 2, failed: 0, errors: [] });
-    const [ann] = await rest("/contact?external_id=eq.csv-1&select=email,city,display_name");
+    const update = await startImport(
+      'contacts',
+      'external_id,email,city\ncsv-1,,Luzern\ncsv-2,bob@example.com,\ncsv-7,,Chur\n',
+      'text/csv',
+    );
+    expect(await waitForJob(update.id)).toMatchObject({
+      status: 'succeeded',
+      processed: 3,
+      created: 1,
+      updated: 2,
+      failed: 0,
+      errors: [],
+    });
+    const [ann] = await rest('/contact?external_id=eq.csv-1&select=email,city,display_name');
     expect(ann).toEqual({ email: 'ann@example.com', city: 'Luzern', display_name: 'Ann' });
-    const [bob] = await rest("/contact?external_id=eq.csv-2&select=email,city");
+    const [bob] = await rest('/contact?external_id=eq.csv-2&select=email,city');
     expect(bob).toEqual({ email: 'bob@example.com', city: null });
   });
 
@@ -908,7 +1156,13 @@ describe('file imports end to end', () => {
 
   it('NDJSON of appointments, blank lines ignored, custom fields written', async () => {
     const lines = [
-      JSON.stringify({ external_id: 'nd-1', name: 'ND 1', start_time: '2027-01-01T10:00:00Z', room: 'N1', tags: ['a'] }),
+      JSON.stringify({
+        external_id: 'nd-1',
+        name: 'ND 1',
+        start_time: '2027-01-01T10:00:00Z',
+        room: 'N1',
+        tags: ['a'],
+      }),
       '',
       JSON.stringify({ external_id: 'nd-2', name: 'ND 2', contact_id: aContact }),
       JSON.stringify({ external_id: 'nd-3', name: 'ND 3', room: 5 }),
@@ -923,7 +1177,13 @@ describe('file imports end to end', () => {
       [3, 'FORBIDDEN'],
     ]);
     const [nd1] = await rest('/appointment_details?external_id=eq.nd-1');
-    expect(nd1).toMatchObject({ name: 'ND 1', start_time: '2027-01-01T10:00:00+00:00', room: 'N1', tags: ['a'], organisation_id: A.id });
+    expect(nd1).toMatchObject({
+      name: 'ND 1',
+      start_time: '2027-01-01T10:00:00+00:00',
+      room: 'N1',
+      tags: ['a'],
+      organisation_id: A.id,
+    });
     const [ap7] = await rest('/appointment?external_id=eq.ap-7&select=name');
     expect(ap7).toEqual({ name: 'Plain renamed' });
     expect(await sql("SELECT id FROM appointment WHERE external_id IN ('nd-3','nd-4')")).toEqual([]);
@@ -931,7 +1191,11 @@ describe('file imports end to end', () => {
 
   it('keeps only the first errors of a large file, by index', async () => {
     const rows = Array.from({ length: 250 }, (_, i) => (i % 2 === 0 ? `many-${i},ok` : `many-${i},maybe`));
-    const job = await startImport('contacts', `external_id,is_blocked\n${rows.join('\n').replaceAll(',ok', ',true')}\n`, 'text/csv');
+    const job = await startImport(
+      'contacts',
+      `external_id,is_blocked\n${rows.join('\n').replaceAll(',ok', ',true')}\n`,
+      'text/csv',
+    );
     const done = await waitForJob(job.id);
     expect(done).toMatchObject({ status: 'succeeded', processed: 250, created: 125, failed: 125 });
     expect(done.errors.length).toBeGreaterThan(0);
@@ -949,7 +1213,11 @@ describe('file imports end to end', () => {
   });
 
   it('two workers on one database run each job once', async () => {
-    const second = startImportWorker({ db: t.db, targets: importTargets(createRegistry(resources), imports), pollMs: 10 });
+    const second = startImportWorker({
+      db: t.db,
+      targets: importTargets(createRegistry(resources), imports),
+      pollMs: 10,
+    });
     try {
       const ids = await Promise.all(
         [0, 1, 2].map(async (k) => {
@@ -957,7 +1225,8 @@ describe('file imports end to end', () => {
           return (await startImport('contacts', csv, 'text/csv')).id;
         }),
       );
-      for (const id of ids) expect(await waitForJob(id)).toMatchObject({ status: 'succeeded', processed: 40, created: 40 });
+      for (const id of ids)
+        expect(await waitForJob(id)).toMatchObject({ status: 'succeeded', processed: 40, created: 40 });
       const [row] = await sql<{ n: number; d: number }>(
         "SELECT count(*)::int AS n, count(DISTINCT display_name)::int AS d FROM contact WHERE organisation_id = $1 AND display_name LIKE 'Twice %'",
         [A.id],
@@ -985,15 +1254,25 @@ describe('a job interrupted by a crash resumes without duplicates', () => {
       small.db,
       'contact',
       org.id,
-      Array.from({ length: committed }, (_, i) => ({ display_name: `Row ${String(i).padStart(2, '0')}`, city: 'Crashed run' })),
+      Array.from({ length: committed }, (_, i) => ({
+        display_name: `Row ${String(i).padStart(2, '0')}`,
+        city: 'Crashed run',
+      })),
     );
     await small.db.query(
       `UPDATE import_job SET status = 'running', locked_at = now() - interval '1 hour', processed = $1::int, created = $1::int WHERE id = $2::uuid`,
       [String(committed), job.id],
     );
-    expect(await json<Job>(await v1(`/imports/${job.id}`, org.token, {}, small), 200)).toMatchObject({ status: 'running', processed: committed });
+    expect(await json<Job>(await v1(`/imports/${job.id}`, org.token, {}, small), 200)).toMatchObject({
+      status: 'running',
+      processed: committed,
+    });
 
-    const worker = startImportWorker({ db: small.db, targets: importTargets(createRegistry(resources), imports), pollMs: 50 });
+    const worker = startImportWorker({
+      db: small.db,
+      targets: importTargets(createRegistry(resources), imports),
+      pollMs: 50,
+    });
     let done: Job;
     try {
       done = await waitForJob(job.id, org.token, small);
@@ -1021,10 +1300,17 @@ describe('a job interrupted by a crash resumes without duplicates', () => {
     const file = await json<{ id: string }>(await upload('display_name\nFresh\n', 'text/csv', org.token, small), 201);
     const job = await json<Job>(await post('/contacts/imports', { file_id: file.id }, org.token, {}, small), 202);
     await small.db.query(`UPDATE import_job SET status = 'running', locked_at = now() WHERE id = $1::uuid`, [job.id]);
-    const worker = startImportWorker({ db: small.db, targets: importTargets(createRegistry(resources), imports), pollMs: 20 });
+    const worker = startImportWorker({
+      db: small.db,
+      targets: importTargets(createRegistry(resources), imports),
+      pollMs: 20,
+    });
     await sleep(400);
     await worker.stop();
-    expect(await json<Job>(await v1(`/imports/${job.id}`, org.token, {}, small), 200)).toMatchObject({ status: 'running', processed: 0 });
+    expect(await json<Job>(await v1(`/imports/${job.id}`, org.token, {}, small), 200)).toMatchObject({
+      status: 'running',
+      processed: 0,
+    });
     expect(await sql('SELECT id FROM contact WHERE organisation_id = $1', [org.id], small)).toEqual([]);
   });
 });
@@ -1032,10 +1318,18 @@ describe('a job interrupted by a crash resumes without duplicates', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('GET /v1/contacts (keyset pages)', () => {
-  type Page = { data: Array<{ id: string; organisation_id: string; created_at: string; display_name: string }>; next_cursor: string | null };
+  type Page = {
+    data: Array<{ id: string; organisation_id: string; created_at: string; display_name: string }>;
+    next_cursor: string | null;
+  };
   const page = async (query: string, token = C.token) => json<Page>(await v1(`/contacts${query}`, token), 200);
   const ordered = async () =>
-    (await sql<{ id: string }>('SELECT id::text AS id FROM contact WHERE organisation_id = $1 ORDER BY created_at, id', [C.id])).map((r) => r.id);
+    (
+      await sql<{ id: string }>(
+        'SELECT id::text AS id FROM contact WHERE organisation_id = $1 ORDER BY created_at, id',
+        [C.id],
+      )
+    ).map((r) => r.id);
 
   async function walk(limit: number, between?: (pageNo: number) => Promise<void>) {
     const seen: string[] = [];
@@ -1061,7 +1355,10 @@ describe('GET /v1/contacts (keyset pages)', () => {
     expect(await okBatch('contacts', items, C.token)).toMatchObject({ created: 100 });
     await insertRows(t.db, 'contact', C.id, [
       ...Array.from({ length: 10 }, (_, i) => ({ display_name: `Tie ${i}`, created_at: '2020-01-01T00:00:00Z' })),
-      ...Array.from({ length: 20 }, (_, i) => ({ display_name: `Spread ${i}`, created_at: `2021-01-${String(i + 1).padStart(2, '0')}T00:00:00.123456Z` })),
+      ...Array.from({ length: 20 }, (_, i) => ({
+        display_name: `Spread ${i}`,
+        created_at: `2021-01-${String(i + 1).padStart(2, '0')}T00:00:00.123456Z`,
+      })),
     ]);
   });
 
@@ -1117,7 +1414,7 @@ describe('GET /v1/contacts (keyset pages)', () => {
     expect(seenAdded.length).toBeGreaterThanOrEqual(2 * (n - 1));
   });
 
-  it('lists only the caller\'s contacts', async () => {
+  it("lists only the caller's contacts", async () => {
     const a = await json<Page>(await v1('/contacts?limit=1000', A.token), 200);
     expect(a.data.length).toBeGreaterThan(0);
     for (const row of a.data) expect(row.organisation_id).toBe(A.id);
@@ -1160,25 +1457,35 @@ describe('tenant isolation of files and jobs', () => {
     await waitForJob(bJob, B.token);
   });
 
-  it('another organisation\'s file cannot be imported: 404, and no job is made', async () => {
-    const [before] = await sql<{ n: number }>('SELECT count(*)::int AS n FROM import_job WHERE organisation_id = $1', [A.id]);
+  it("another organisation's file cannot be imported: 404, and no job is made", async () => {
+    const [before] = await sql<{ n: number }>('SELECT count(*)::int AS n FROM import_job WHERE organisation_id = $1', [
+      A.id,
+    ]);
     for (const resource of ['contacts', 'deals', 'appointments']) {
       await expectError(await post(`/${resource}/imports`, { file_id: bFile }), 404, 'NOT_FOUND');
     }
     await expectError(await post('/contacts/imports', { file_id: randomUUID() }), 404, 'NOT_FOUND');
-    const [after] = await sql<{ n: number }>('SELECT count(*)::int AS n FROM import_job WHERE organisation_id = $1', [A.id]);
+    const [after] = await sql<{ n: number }>('SELECT count(*)::int AS n FROM import_job WHERE organisation_id = $1', [
+      A.id,
+    ]);
     expect(after).toEqual(before);
   });
 
-  it('another organisation\'s job is 404, as are unknown and malformed ids', async () => {
-    expect(await json<Job>(await v1(`/imports/${bJob}`, B.token), 200)).toMatchObject({ id: bJob, status: 'succeeded', created: 1 });
+  it("another organisation's job is 404, as are unknown and malformed ids", async () => {
+    expect(await json<Job>(await v1(`/imports/${bJob}`, B.token), 200)).toMatchObject({
+      id: bJob,
+      status: 'succeeded',
+      created: 1,
+    });
     await expectError(await v1(`/imports/${bJob}`, A.token), 404, 'NOT_FOUND');
     await expectError(await v1(`/imports/${randomUUID()}`, A.token), 404, 'NOT_FOUND');
     await expectError(await v1('/imports/not-a-uuid', A.token), 404, 'NOT_FOUND');
   });
 
   it('the B import wrote into B only', async () => {
-    const rows = await sql<{ organisation_id: string }>("SELECT organisation_id::text AS organisation_id FROM contact WHERE display_name = 'B only'");
+    const rows = await sql<{ organisation_id: string }>(
+      "SELECT organisation_id::text AS organisation_id FROM contact WHERE display_name = 'B only'",
+    );
     expect(rows).toEqual([{ organisation_id: B.id }]);
   });
 });

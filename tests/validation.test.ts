@@ -15,7 +15,11 @@ beforeAll(async () => {
 afterAll(() => t?.drop());
 
 const post = (path: string, body: string) =>
-  t.call(path, org.token, { method: 'POST', headers: { 'Content-Type': 'application/json', Prefer: 'return=representation' }, body });
+  t.call(path, org.token, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Prefer: 'return=representation' },
+    body,
+  });
 
 describe('values refused before the database sees them', () => {
   it.each([
@@ -23,7 +27,12 @@ describe('values refused before the database sees them', () => {
     ['an unpaired surrogate', '/calendar', '{"name":"\\ud800"}', 'name'],
     ['a NUL character', '/calendar', '{"name":"a\\u0000b"}', 'name'],
     ['an exponent numeric cannot hold', '/deal', '{"value":"1e5000"}', 'value'],
-    ['indexed text too long for its index', '/calendar', JSON.stringify({ external_id: 'x'.repeat(1001) }), 'external_id'],
+    [
+      'indexed text too long for its index',
+      '/calendar',
+      JSON.stringify({ external_id: 'x'.repeat(1001) }),
+      'external_id',
+    ],
   ])('%s is 400 VALIDATION_FAILED naming the field', async (_, path, body, field) => {
     const res = await post(path, body);
     expect(res.status).toBe(400);

@@ -48,7 +48,10 @@ interface SendInit {
 
 async function send(method: string, path: string, init: SendInit = {}): Promise<Sent> {
   const hasBody = init.raw !== undefined || init.body !== undefined;
-  const headers: Record<string, string> = { ...(hasBody ? { 'Content-Type': 'application/json' } : {}), ...init.headers };
+  const headers: Record<string, string> = {
+    ...(hasBody ? { 'Content-Type': 'application/json' } : {}),
+    ...init.headers,
+  };
   const res = await t.call(path, init.token === undefined ? a.token : init.token, {
     method,
     headers,
@@ -64,24 +67,36 @@ async function send(method: string, path: string, init: SendInit = {}): Promise<
   return { status: res.status, headers: res.headers, text, body };
 }
 
-const post = (path: string, body: unknown, headers: Record<string, string> = {}) => send('POST', path, { body, headers });
-const patch = (path: string, body: unknown, headers: Record<string, string> = {}) => send('PATCH', path, { body, headers });
+const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  send('POST', path, { body, headers });
+const patch = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+  send('PATCH', path, { body, headers });
 const del = (path: string, headers: Record<string, string> = {}) => send('DELETE', path, { headers });
 const REP = { Prefer: 'return=representation' };
 
-const query = <T extends Record<string, unknown> = Record<string, unknown>>(text: string, params: (string | null)[] = []) => t.db.query<T>(text, params);
+const query = <T extends Record<string, unknown> = Record<string, unknown>>(
+  text: string,
+  params: (string | null)[] = [],
+) => t.db.query<T>(text, params);
 
 /** Rows of a table with a column equal to a value, as JSON (timestamps as text, numbers as numbers). */
 async function rowsWhere(table: string, column: string, value: string): Promise<Json[]> {
-  const found = await query<{ r: string }>(`SELECT row_to_json(x)::text AS r FROM "${table}" x WHERE "${column}"::text = $1 ORDER BY created_at, id`, [value]);
+  const found = await query<{ r: string }>(
+    `SELECT row_to_json(x)::text AS r FROM "${table}" x WHERE "${column}"::text = $1 ORDER BY created_at, id`,
+    [value],
+  );
   return found.map((f) => JSON.parse(f.r));
 }
 async function countWhere(table: string, column: string, value: string): Promise<number> {
-  const [row] = await query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table}" WHERE "${column}"::text = $1`, [value]);
+  const [row] = await query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table}" WHERE "${column}"::text = $1`, [
+    value,
+  ]);
   return row!.n;
 }
 async function countLike(table: string, column: string, prefix: string): Promise<number> {
-  const [row] = await query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table}" WHERE "${column}" LIKE $1`, [`${prefix}%`]);
+  const [row] = await query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table}" WHERE "${column}" LIKE $1`, [
+    `${prefix}%`,
+  ]);
   return row!.n;
 }
 /** created_at and updated_at of a row as epoch seconds, and its id. */
@@ -97,13 +112,20 @@ const dbNow = async () => (await query<{ now: number }>('SELECT extract(epoch FR
 /** The distinct fields named in a VALIDATION_FAILED context, sorted. */
 const fieldsOf = (res: Sent): string[] => [...new Set<string>(res.body.context.map((p: Json) => p.field))].sort();
 /** The distinct `item:field` pairs of a context, sorted. */
-const itemFieldsOf = (res: Sent): string[] => [...new Set<string>(res.body.context.map((p: Json) => `${p.item}:${p.field}`))].sort();
+const itemFieldsOf = (res: Sent): string[] =>
+  [...new Set<string>(res.body.context.map((p: Json) => `${p.item}:${p.field}`))].sort();
 
 /** The error body of the contract (decisions.md section 5). */
 function expectError(res: Sent, status: number, code: string) {
   expect(res.status, res.text).toBe(status);
   expect(res.headers.get('content-type')).toBe(JSON_TYPE);
-  expect(res.body).toMatchObject({ name: 'APIError', code, status_code: status, is_transient: false, contact_support: false });
+  expect(res.body).toMatchObject({
+    name: 'APIError',
+    code,
+    status_code: status,
+    is_transient: false,
+    contact_support: false,
+  });
   expect(typeof res.body.message).toBe('string');
   expect(res.body.timestamp).toMatch(ISO);
   expect(res.body.request_id).toBe(res.headers.get('request-id'));
@@ -119,7 +141,7 @@ beforeAll(async () => {
 afterAll(() => t?.drop());
 
 describe('POST /calendar: one object', () => {
-  it('return=minimal by default: 201, no body, no Content-Type, Content-Range */*; the row is written for the token\'s organisation', async () => {
+  it("return=minimal by default: 201, no body, no Content-Type, Content-Range */*; the row is written for the token's organisation", async () => {
     const name = uniq('cal');
     const res = await post('/calendar', { name, type: 'virtual', external_id: name });
     expect(res.status).toBe(201);
@@ -159,7 +181,15 @@ describe('POST /calendar: one object', () => {
     expect(row.created_at).toMatch(ISO);
     expect(row.updated_at).toMatch(ISO);
     expect(Date.parse(row.created_at) / 1000).toBeGreaterThanOrEqual(Math.floor(before) - 1);
-    expect(Object.keys(row).sort()).toEqual(['created_at', 'external_id', 'id', 'name', 'organisation_id', 'type', 'updated_at']);
+    expect(Object.keys(row).sort()).toEqual([
+      'created_at',
+      'external_id',
+      'id',
+      'name',
+      'organisation_id',
+      'type',
+      'updated_at',
+    ]);
     const stored = await rowsWhere('calendar', 'id', row.id);
     expect(stored).toHaveLength(1);
     expect(stored[0].name).toBe(name);
@@ -175,7 +205,9 @@ describe('POST /calendar: one object', () => {
     // Relative to the request URL, so it resolves under /api/v1 (or any prefix the app is mounted at).
     const location = res.headers.get('location')!;
     expect(location).toBe(`calendar?id=eq.${row.id}`);
-    expect(new URL(location, 'http://engage.test/api/v1/calendar').href).toBe(`http://engage.test/api/v1/calendar?id=eq.${row.id}`);
+    expect(new URL(location, 'http://engage.test/api/v1/calendar').href).toBe(
+      `http://engage.test/api/v1/calendar?id=eq.${row.id}`,
+    );
   });
 
   it('select= shapes the representation (and is ignored without one)', async () => {
@@ -196,14 +228,18 @@ describe('POST /calendar: one object', () => {
     expect(await countWhere('calendar', 'id', id)).toBe(1);
   });
 
-  it('ignores created_at and updated_at in the body, such as the spec\'s now() placeholder', async () => {
+  it("ignores created_at and updated_at in the body, such as the spec's now() placeholder", async () => {
     const name = uniq('cal');
     const before = await dbNow();
     const res = await post('/calendar', { name, created_at: 'now()', updated_at: 'now()' }, REP);
     expect(res.status, res.text).toBe(201);
     expect(res.body[0].created_at).toMatch(ISO);
     const old = uniq('cal');
-    const dated = await post('/calendar', { name: old, created_at: '2000-01-01T00:00:00Z', updated_at: '2000-01-01T00:00:00Z' }, REP);
+    const dated = await post(
+      '/calendar',
+      { name: old, created_at: '2000-01-01T00:00:00Z', updated_at: '2000-01-01T00:00:00Z' },
+      REP,
+    );
     expect(dated.status).toBe(201);
     expect(dated.body[0].created_at.startsWith('2000')).toBe(false);
     for (const id of [res.body[0].id, dated.body[0].id]) {
@@ -213,7 +249,7 @@ describe('POST /calendar: one object', () => {
     }
   });
 
-  it('accepts organisation_id when it is the token\'s own (it changes nothing)', async () => {
+  it("accepts organisation_id when it is the token's own (it changes nothing)", async () => {
     const name = uniq('cal');
     const res = await post('/calendar', { name, organisation_id: a.id }, REP);
     expect(res.status).toBe(201);
@@ -245,7 +281,10 @@ describe('POST /calendar: one object', () => {
     const res = await post('/calendar', { name, colour: 'red', owner: 'x' });
     expectError(res, 400, 'UNKNOWN_FIELD');
     expect(res.body.context).toEqual(
-      expect.arrayContaining([expect.objectContaining({ field: 'colour' }), expect.objectContaining({ field: 'owner' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ field: 'colour' }),
+        expect.objectContaining({ field: 'owner' }),
+      ]),
     );
     expect(res.body.context.every((p: Json) => p.item === undefined)).toBe(true);
     expect(await countWhere('calendar', 'name', name)).toBe(0);
@@ -310,7 +349,9 @@ describe('POST /calendar: more of the request', () => {
 
   it('keys such as __proto__ and constructor are unknown fields, not object internals', async () => {
     const name = uniq('proto');
-    const res = await send('POST', '/calendar', { raw: `{"name": "${name}", "__proto__": {"type": "provider"}, "constructor": 1}` });
+    const res = await send('POST', '/calendar', {
+      raw: `{"name": "${name}", "__proto__": {"type": "provider"}, "constructor": 1}`,
+    });
     expectError(res, 400, 'UNKNOWN_FIELD');
     expect(fieldsOf(res)).toEqual(['__proto__', 'constructor']);
     expect(await countWhere('calendar', 'name', name)).toBe(0);
@@ -323,7 +364,9 @@ describe('POST /calendar: more of the request', () => {
     expectError(nulled, 400, 'VALIDATION_FAILED');
     expect(fieldsOf(nulled)).toEqual(['type']);
     expect(await countLike('calendar', 'name', p)).toBe(0);
-    const res = await post('/calendar?columns=name,type&select=name,type', items, { Prefer: 'missing=default, return=representation' });
+    const res = await post('/calendar?columns=name,type&select=name,type', items, {
+      Prefer: 'missing=default, return=representation',
+    });
     expect(res.status, res.text).toBe(201);
     expect(res.headers.get('preference-applied')).toBe('missing=default, return=representation');
     expect(res.body.map((r: Json) => `${r.name}:${r.type}`).sort()).toEqual([`${p}-a:virtual`, `${p}-b:virtual`]);
@@ -333,7 +376,11 @@ describe('POST /calendar: more of the request', () => {
 describe('POST /calendar: arrays (bulk)', () => {
   it('inserts every item in one request; representation returns them all', async () => {
     const p = uniq('bulk');
-    const res = await post('/calendar', [{ name: `${p}-a` }, { name: `${p}-b`, external_id: `${p}-b` }, { name: `${p}-c` }], REP);
+    const res = await post(
+      '/calendar',
+      [{ name: `${p}-a` }, { name: `${p}-b`, external_id: `${p}-b` }, { name: `${p}-c` }],
+      REP,
+    );
     expect(res.status).toBe(201);
     expect(res.headers.get('content-range')).toBe('*/*');
     expect(res.body).toHaveLength(3);
@@ -386,7 +433,12 @@ describe('POST /calendar: arrays (bulk)', () => {
 
   it('reports every problem by item index, and writes nothing', async () => {
     const p = uniq('bulk');
-    const res = await post('/calendar', [{ name: `${p}-0` }, { name: `${p}-1`, type: 'provider' }, { name: `${p}-2`, id: 'nope' }, { name: 7 }]);
+    const res = await post('/calendar', [
+      { name: `${p}-0` },
+      { name: `${p}-1`, type: 'provider' },
+      { name: `${p}-2`, id: 'nope' },
+      { name: 7 },
+    ]);
     expectError(res, 400, 'VALIDATION_FAILED');
     expect(itemFieldsOf(res)).toEqual(['1:type', '2:id', '3:name']);
     expect(await countLike('calendar', 'name', p)).toBe(0);
@@ -444,7 +496,11 @@ describe('POST /calendar: arrays (bulk)', () => {
 describe('columns=', () => {
   it('reads only the listed keys; other keys, even unknown ones, are ignored', async () => {
     const p = uniq('cols');
-    const res = await post('/calendar?columns=name', [{ name: `${p}-a`, external_id: 'skipped', colour: 'red' }, { name: `${p}-b` }], REP);
+    const res = await post(
+      '/calendar?columns=name',
+      [{ name: `${p}-a`, external_id: 'skipped', colour: 'red' }, { name: `${p}-b` }],
+      REP,
+    );
     expect(res.status, res.text).toBe(201);
     expect(res.body.map((r: Json) => r.external_id)).toEqual([null, null]);
     expect(await countLike('calendar', 'name', p)).toBe(2);
@@ -452,7 +508,11 @@ describe('columns=', () => {
 
   it('accepts quoted names as postgrest-js sends them; a listed key missing in an item is null', async () => {
     const p = uniq('cols');
-    const res = await post('/calendar?columns="name","external_id"', [{ name: `${p}-a`, external_id: `${p}-a` }, { name: `${p}-b` }], REP);
+    const res = await post(
+      '/calendar?columns="name","external_id"',
+      [{ name: `${p}-a`, external_id: `${p}-a` }, { name: `${p}-b` }],
+      REP,
+    );
     expect(res.status, res.text).toBe(201);
     const byName = Object.fromEntries(res.body.map((r: Json) => [r.name, r.external_id]));
     expect(byName).toEqual({ [`${p}-a`]: `${p}-a`, [`${p}-b`]: null });
@@ -469,8 +529,14 @@ describe('columns=', () => {
 describe('upserts: on_conflict with resolution', () => {
   it('merge-duplicates updates an existing row: 200, id and created_at kept, updated_at moved', async () => {
     const ext = uniq('up');
-    const [id] = await insertRows(t.db, 'calendar', a.id, [{ name: 'old', external_id: ext, created_at: '2020-01-01T00:00:00Z', updated_at: '2020-01-01T00:00:00Z' }]);
-    const res = await post('/calendar?on_conflict=external_id', { name: 'new', external_id: ext }, { Prefer: 'resolution=merge-duplicates, return=representation' });
+    const [id] = await insertRows(t.db, 'calendar', a.id, [
+      { name: 'old', external_id: ext, created_at: '2020-01-01T00:00:00Z', updated_at: '2020-01-01T00:00:00Z' },
+    ]);
+    const res = await post(
+      '/calendar?on_conflict=external_id',
+      { name: 'new', external_id: ext },
+      { Prefer: 'resolution=merge-duplicates, return=representation' },
+    );
     expect(res.status, res.text).toBe(200);
     expect(res.headers.get('preference-applied')).toBe('resolution=merge-duplicates, return=representation');
     expect(res.body).toHaveLength(1);
@@ -528,7 +594,9 @@ describe('upserts: on_conflict with resolution', () => {
   it('ignore-duplicates where every row exists: 201 and []', async () => {
     const ext = uniq('up');
     await insertRows(t.db, 'calendar', a.id, [{ name: 'kept', external_id: ext }]);
-    const res = await post('/calendar?on_conflict=external_id', [{ name: 'ignored', external_id: ext }], { Prefer: 'resolution=ignore-duplicates, return=representation' });
+    const res = await post('/calendar?on_conflict=external_id', [{ name: 'ignored', external_id: ext }], {
+      Prefer: 'resolution=ignore-duplicates, return=representation',
+    });
     expect(res.status).toBe(201);
     expect(res.body).toEqual([]);
   });
@@ -536,7 +604,11 @@ describe('upserts: on_conflict with resolution', () => {
   it('never touches a row of another organisation with the same external_id', async () => {
     const ext = uniq('up');
     const [theirs] = await insertRows(t.db, 'calendar', b.id, [{ name: 'theirs', external_id: ext }]);
-    const res = await post('/calendar?on_conflict=external_id', { name: 'mine', external_id: ext }, { Prefer: 'resolution=merge-duplicates' });
+    const res = await post(
+      '/calendar?on_conflict=external_id',
+      { name: 'mine', external_id: ext },
+      { Prefer: 'resolution=merge-duplicates' },
+    );
     expect(res.status).toBe(201);
     expect((await rowsWhere('calendar', 'id', theirs!))[0]).toMatchObject({ name: 'theirs', organisation_id: b.id });
   });
@@ -594,7 +666,11 @@ describe('upserts: on_conflict with resolution', () => {
   it('a merge-duplicates upsert that would make a provider calendar is refused', async () => {
     const ext = uniq('up');
     await insertRows(t.db, 'calendar', a.id, [{ name: 'old', external_id: ext }]);
-    const res = await post('/calendar?on_conflict=external_id', { name: 'p', external_id: ext, type: 'provider' }, { Prefer: 'resolution=merge-duplicates' });
+    const res = await post(
+      '/calendar?on_conflict=external_id',
+      { name: 'p', external_id: ext, type: 'provider' },
+      { Prefer: 'resolution=merge-duplicates' },
+    );
     expectError(res, 400, 'VALIDATION_FAILED');
     expect((await rowsWhere('calendar', 'external_id', ext))[0]).toMatchObject({ name: 'old', type: 'virtual' });
   });
@@ -603,7 +679,9 @@ describe('upserts: on_conflict with resolution', () => {
 describe('Prefer: tx=rollback (dry runs)', () => {
   it('POST answers with the representation and leaves the table unchanged', async () => {
     const p = uniq('dry');
-    const res = await post('/calendar', [{ name: `${p}-a` }, { name: `${p}-b` }], { Prefer: 'return=representation, tx=rollback' });
+    const res = await post('/calendar', [{ name: `${p}-a` }, { name: `${p}-b` }], {
+      Prefer: 'return=representation, tx=rollback',
+    });
     expect(res.status).toBe(201);
     expect(res.headers.get('preference-applied')).toBe('return=representation, tx=rollback');
     expect(res.body.map((r: Json) => r.name).sort()).toEqual([`${p}-a`, `${p}-b`]);
@@ -613,7 +691,11 @@ describe('Prefer: tx=rollback (dry runs)', () => {
   it('PATCH answers with the updated rows and changes nothing', async () => {
     const name = uniq('dry');
     const [id] = await insertRows(t.db, 'calendar', a.id, [{ name }]);
-    const res = await patch(`/calendar?id=eq.${id}`, { name: 'renamed' }, { Prefer: 'return=representation, tx=rollback' });
+    const res = await patch(
+      `/calendar?id=eq.${id}`,
+      { name: 'renamed' },
+      { Prefer: 'return=representation, tx=rollback' },
+    );
     expect(res.status).toBe(200);
     expect(res.body).toEqual([expect.objectContaining({ id, name: 'renamed' })]);
     expect((await rowsWhere('calendar', 'id', id!))[0].name).toBe(name);
@@ -720,7 +802,9 @@ describe('Accept: application/vnd.pgrst.object+json on writes', () => {
 describe('PATCH /calendar', () => {
   it('updates the filtered row: 204, Content-Range 0-0/*, updated_at moves, created_at does not', async () => {
     const name = uniq('pat');
-    const [id] = await insertRows(t.db, 'calendar', a.id, [{ name, created_at: '2020-01-01T00:00:00Z', updated_at: '2020-01-01T00:00:00Z' }]);
+    const [id] = await insertRows(t.db, 'calendar', a.id, [
+      { name, created_at: '2020-01-01T00:00:00Z', updated_at: '2020-01-01T00:00:00Z' },
+    ]);
     const res = await patch(`/calendar?id=eq.${id}`, { name: `${name}-2`, external_id: `${name}-ext` });
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
@@ -751,7 +835,11 @@ describe('PATCH /calendar', () => {
     expect(res.headers.get('content-type')).toBe(JSON_TYPE);
     expect(res.headers.get('content-range')).toBe('0-1/*');
     expect(res.body.map((r: Json) => r.name).sort()).toEqual([`${p}-a`, `${p}-b`]);
-    const counted = await patch(`/calendar?name=like.${p}*`, { external_id: null }, { Prefer: 'return=representation, count=exact' });
+    const counted = await patch(
+      `/calendar?name=like.${p}*`,
+      { external_id: null },
+      { Prefer: 'return=representation, count=exact' },
+    );
     expect(counted.headers.get('content-range')).toBe('0-2/3');
     expect(counted.headers.get('preference-applied')).toBe('return=representation, count=exact');
   });
@@ -772,10 +860,18 @@ describe('PATCH /calendar', () => {
       { name: `${p}-b`, external_id: `${p}-b` },
       { name: `${p}-c`, external_id: `${p}-c` },
     ]);
-    const res = await patch(`/calendar?name=like.${p}*&or=(external_id.is.null,external_id.eq.${p}-c)&select=name`, { type: 'virtual' }, REP);
+    const res = await patch(
+      `/calendar?name=like.${p}*&or=(external_id.is.null,external_id.eq.${p}-c)&select=name`,
+      { type: 'virtual' },
+      REP,
+    );
     expect(res.status).toBe(200);
     expect(res.body.map((r: Json) => r.name).sort()).toEqual([`${p}-a`, `${p}-c`]);
-    const negated = await patch(`/calendar?name=like.${p}*&external_id=not.is.null&select=name`, { type: 'virtual' }, REP);
+    const negated = await patch(
+      `/calendar?name=like.${p}*&external_id=not.is.null&select=name`,
+      { type: 'virtual' },
+      REP,
+    );
     expect(negated.body.map((r: Json) => r.name).sort()).toEqual([`${p}-b`, `${p}-c`]);
   });
 
@@ -814,7 +910,11 @@ describe('PATCH /calendar', () => {
 
   it('ignores created_at and updated_at values in the body', async () => {
     const [id] = await insertRows(t.db, 'calendar', a.id, [{ name: uniq('pat'), created_at: '2020-01-01T00:00:00Z' }]);
-    const res = await patch(`/calendar?id=eq.${id}`, { name: 'x', created_at: '1999-01-01T00:00:00Z', updated_at: 'now()' });
+    const res = await patch(`/calendar?id=eq.${id}`, {
+      name: 'x',
+      created_at: '1999-01-01T00:00:00Z',
+      updated_at: 'now()',
+    });
     expect(res.status, res.text).toBe(204);
     const s = await stamps('calendar', id!);
     expect(s.created).toBe(Date.parse('2020-01-01T00:00:00Z') / 1000);
@@ -877,7 +977,11 @@ describe('Prefer: max-affected with handling=strict', () => {
   it('PATCH over the limit is 400 and rolls back', async () => {
     const p = uniq('max');
     await insertRows(t.db, 'calendar', a.id, [{ name: `${p}-a` }, { name: `${p}-b` }, { name: `${p}-c` }]);
-    const res = await patch(`/calendar?name=like.${p}*`, { external_id: null, name: `${p}-same` }, { Prefer: 'handling=strict, max-affected=2' });
+    const res = await patch(
+      `/calendar?name=like.${p}*`,
+      { external_id: null, name: `${p}-same` },
+      { Prefer: 'handling=strict, max-affected=2' },
+    );
     expectError(res, 400, 'MAX_AFFECTED_EXCEEDED');
     expect(await countWhere('calendar', 'name', `${p}-same`)).toBe(0);
     expect(await countLike('calendar', 'name', p)).toBe(3);
@@ -886,7 +990,11 @@ describe('Prefer: max-affected with handling=strict', () => {
   it('PATCH within the limit succeeds and echoes the preferences', async () => {
     const p = uniq('max');
     await insertRows(t.db, 'calendar', a.id, [{ name: `${p}-a` }, { name: `${p}-b` }]);
-    const res = await patch(`/calendar?name=like.${p}*`, { external_id: null }, { Prefer: 'handling=strict, max-affected=2' });
+    const res = await patch(
+      `/calendar?name=like.${p}*`,
+      { external_id: null },
+      { Prefer: 'handling=strict, max-affected=2' },
+    );
     expect(res.status).toBe(204);
     expect(res.headers.get('preference-applied')).toBe('handling=strict, max-affected=2');
   });
@@ -906,7 +1014,9 @@ describe('Prefer: max-affected with handling=strict', () => {
     const res = await del(`/calendar?name=like.${p}*`, { Prefer: 'handling=strict, max-affected=1' });
     expectError(res, 400, 'MAX_AFFECTED_EXCEEDED');
     expect(await countLike('calendar', 'name', p)).toBe(2);
-    const ok = await del(`/calendar?name=like.${p}*`, { Prefer: 'return=representation, handling=strict, max-affected=2' });
+    const ok = await del(`/calendar?name=like.${p}*`, {
+      Prefer: 'return=representation, handling=strict, max-affected=2',
+    });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('preference-applied')).toBe('return=representation, handling=strict, max-affected=2');
     expect(await countLike('calendar', 'name', p)).toBe(0);
@@ -961,7 +1071,7 @@ describe('DELETE /calendar', () => {
 });
 
 describe('tenancy: writes never reach another organisation', () => {
-  it('PATCH with filters naming B\'s ids touches nothing', async () => {
+  it("PATCH with filters naming B's ids touches nothing", async () => {
     const name = uniq('ten');
     const [theirs] = await insertRows(t.db, 'calendar', b.id, [{ name }]);
     const [dealB] = await insertRows(t.db, 'deal', b.id, [{ name, value: 1 }]);
@@ -978,24 +1088,30 @@ describe('tenancy: writes never reach another organisation', () => {
     expect((await rowsWhere('calendar', 'id', theirs!))[0].name).toBe(name);
   });
 
-  it('PATCH with or=(A\'s id, B\'s id) changes only A\'s row', async () => {
+  it("PATCH with or=(A's id, B's id) changes only A's row", async () => {
     const name = uniq('ten');
     const [mine] = await insertRows(t.db, 'calendar', a.id, [{ name }]);
     const [theirs] = await insertRows(t.db, 'calendar', b.id, [{ name }]);
-    const res = await patch(`/calendar?or=(id.eq.${mine},id.eq.${theirs})&select=id`, { external_id: `${name}-x` }, REP);
+    const res = await patch(
+      `/calendar?or=(id.eq.${mine},id.eq.${theirs})&select=id`,
+      { external_id: `${name}-x` },
+      REP,
+    );
     expect(res.status).toBe(200);
     expect(res.body).toEqual([{ id: mine }]);
     expect((await rowsWhere('calendar', 'id', theirs!))[0].external_id).toBeNull();
   });
 
-  it('DELETE with filters naming B\'s ids deletes nothing', async () => {
+  it("DELETE with filters naming B's ids deletes nothing", async () => {
     const name = uniq('ten');
     const [cal] = await insertRows(t.db, 'calendar', b.id, [{ name }]);
     const [deal] = await insertRows(t.db, 'deal', b.id, [{ name }]);
     const [note] = await insertRows(t.db, 'contact_note', b.id, [{ contact_id: contactB, text: name }]);
     const [field] = await insertRows(t.db, 'custom_field', b.id, [{ name, key: name, type: 'string', entity: 'deal' }]);
     const [definition] = await insertRows(t.db, 'custom_entity_definition', b.id, [{ name, key: name }]);
-    const [entity] = await insertRows(t.db, 'custom_entity', b.id, [{ custom_entity_definition_id: definition, external_id: name }]);
+    const [entity] = await insertRows(t.db, 'custom_entity', b.id, [
+      { custom_entity_definition_id: definition, external_id: name },
+    ]);
     const checks: Array<[string, string]> = [
       ['calendar', cal!],
       ['deal', deal!],
@@ -1025,13 +1141,18 @@ describe('tenancy: writes never reach another organisation', () => {
       const res = await post(`/${resource}`, body, REP);
       expectError(res, 403, 'FORBIDDEN');
     }
-    for (const table of ['calendar', 'deal', 'appointment_type']) expect(await countWhere(table, 'name', name), table).toBe(0);
+    for (const table of ['calendar', 'deal', 'appointment_type'])
+      expect(await countWhere(table, 'name', name), table).toBe(0);
     expect(await countWhere('contact_note', 'text', name)).toBe(0);
   });
 
   it('POST with organisation_id of B and a singular Accept is still 403, not 406', async () => {
     const name = uniq('ten');
-    const res = await post('/calendar', { name, organisation_id: b.id }, { Accept: 'application/vnd.pgrst.object+json' });
+    const res = await post(
+      '/calendar',
+      { name, organisation_id: b.id },
+      { Accept: 'application/vnd.pgrst.object+json' },
+    );
     expectError(res, 403, 'FORBIDDEN');
     expect(await countWhere('calendar', 'name', name)).toBe(0);
   });
@@ -1049,7 +1170,7 @@ describe('tenancy: writes never reach another organisation', () => {
     expect((await rowsWhere('calendar', 'id', mine!))[0]).toMatchObject({ name: 'same org', organisation_id: a.id });
   });
 
-  it('POST referencing B\'s contact is 409 REFERENCE_NOT_FOUND, told as for a contact that does not exist', async () => {
+  it("POST referencing B's contact is 409 REFERENCE_NOT_FOUND, told as for a contact that does not exist", async () => {
     const name = uniq('ten');
     const theirs = await post('/deal', { name, contact_id: contactB });
     expectError(theirs, 409, 'REFERENCE_NOT_FOUND');
@@ -1065,7 +1186,7 @@ describe('tenancy: writes never reach another organisation', () => {
     expect(await countWhere('contact_note', 'text', name)).toBe(0);
   });
 
-  it('PATCH pointing a deal at B\'s contact is 409 and changes nothing', async () => {
+  it("PATCH pointing a deal at B's contact is 409 and changes nothing", async () => {
     const name = uniq('ten');
     const [deal] = await insertRows(t.db, 'deal', a.id, [{ name, contact_id: contactA }]);
     const res = await patch(`/deal?id=eq.${deal}`, { contact_id: contactB });
@@ -1073,7 +1194,7 @@ describe('tenancy: writes never reach another organisation', () => {
     expect((await rowsWhere('deal', 'id', deal!))[0].contact_id).toBe(contactA);
   });
 
-  it('a bulk insert with one item referencing B\'s contact writes nothing', async () => {
+  it("a bulk insert with one item referencing B's contact writes nothing", async () => {
     const name = uniq('ten');
     const res = await post('/deal', [
       { name, contact_id: contactA },
@@ -1084,10 +1205,14 @@ describe('tenancy: writes never reach another organisation', () => {
     expect(await countWhere('deal', 'name', name)).toBe(0);
   });
 
-  it('an upsert on B\'s id creates A\'s own row and leaves B\'s alone', async () => {
+  it("an upsert on B's id creates A's own row and leaves B's alone", async () => {
     const name = uniq('ten');
     const [theirs] = await insertRows(t.db, 'calendar', b.id, [{ name }]);
-    const res = await post('/calendar', { id: theirs, name: 'mine' }, { Prefer: 'resolution=merge-duplicates, return=representation' });
+    const res = await post(
+      '/calendar',
+      { id: theirs, name: 'mine' },
+      { Prefer: 'resolution=merge-duplicates, return=representation' },
+    );
     expect(res.status).toBe(201);
     expect(res.body[0]).toMatchObject({ id: theirs, organisation_id: a.id, name: 'mine' });
     const rows = await rowsWhere('calendar', 'id', theirs!);
@@ -1117,13 +1242,32 @@ describe('POST / PATCH / DELETE /deal', () => {
     const name = uniq('deal');
     const res = await post(
       '/deal',
-      { name, contact_id: contactA, value: 1234.5, currency: 'CHF', won_at: '2026-12-01T09:00:00+01:00', assignee_id: randomUUID(), type_key: 'k', status_key: 's' },
+      {
+        name,
+        contact_id: contactA,
+        value: 1234.5,
+        currency: 'CHF',
+        won_at: '2026-12-01T09:00:00+01:00',
+        assignee_id: randomUUID(),
+        type_key: 'k',
+        status_key: 's',
+      },
       REP,
     );
     expect(res.status, res.text).toBe(201);
-    expect(res.body[0]).toMatchObject({ name, contact_id: contactA, value: 1234.5, currency: 'CHF', lost_at: null, organisation_id: a.id });
+    expect(res.body[0]).toMatchObject({
+      name,
+      contact_id: contactA,
+      value: 1234.5,
+      currency: 'CHF',
+      lost_at: null,
+      organisation_id: a.id,
+    });
     expect(Date.parse(res.body[0].won_at)).toBe(Date.parse('2026-12-01T08:00:00Z'));
-    const [stored] = await query<{ value: string; won: number }>('SELECT value::text AS value, extract(epoch FROM won_at)::float8 AS won FROM deal WHERE name = $1', [name]);
+    const [stored] = await query<{ value: string; won: number }>(
+      'SELECT value::text AS value, extract(epoch FROM won_at)::float8 AS won FROM deal WHERE name = $1',
+      [name],
+    );
     expect(stored).toEqual({ value: '1234.5', won: Date.parse('2026-12-01T08:00:00Z') / 1000 });
   });
 
@@ -1161,7 +1305,14 @@ describe('POST / PATCH / DELETE /deal', () => {
 
   it('refuses timestamps without an offset, impossible dates and impossible times', async () => {
     const name = uniq('deal');
-    for (const won_at of ['2026-12-01T09:00:00', '2026-12-01', '2026-02-30T09:00:00Z', '2026-13-01T09:00:00Z', 'now()', 1764579600]) {
+    for (const won_at of [
+      '2026-12-01T09:00:00',
+      '2026-12-01',
+      '2026-02-30T09:00:00Z',
+      '2026-13-01T09:00:00Z',
+      'now()',
+      1764579600,
+    ]) {
       const res = await post('/deal', { name, won_at });
       expectError(res, 400, 'VALIDATION_FAILED');
       expect(fieldsOf(res), String(won_at)).toEqual(['won_at']);
@@ -1201,7 +1352,12 @@ describe('POST / PATCH / DELETE /deal', () => {
 
   it('reports problems of an array by item index and field', async () => {
     const name = uniq('deal');
-    const res = await post('/deal', [{ name, currency: 'EUR' }, { name, currency: 'YEN' }, { name }, { name, value: true, won_at: 'soon' }]);
+    const res = await post('/deal', [
+      { name, currency: 'EUR' },
+      { name, currency: 'YEN' },
+      { name },
+      { name, value: true, won_at: 'soon' },
+    ]);
     expectError(res, 400, 'VALIDATION_FAILED');
     expect(itemFieldsOf(res)).toEqual(['1:currency', '3:value', '3:won_at']);
     expect(await countWhere('deal', 'name', name)).toBe(0);
@@ -1209,15 +1365,25 @@ describe('POST / PATCH / DELETE /deal', () => {
 
   it('accepts every currency of the enum and null', async () => {
     const name = uniq('deal');
-    const res = await post('/deal?select=currency', ['EUR', 'CHF', 'USD', null].map((currency) => ({ name, currency })), REP);
+    const res = await post(
+      '/deal?select=currency',
+      ['EUR', 'CHF', 'USD', null].map((currency) => ({ name, currency })),
+      REP,
+    );
     expect(res.status, res.text).toBe(201);
     expect(res.body.map((r: Json) => r.currency).sort()).toEqual(['CHF', 'EUR', 'USD', null].sort());
   });
 
   it('PATCH changes fields and updated_at; won_at can be cleared with null', async () => {
     const name = uniq('deal');
-    const [id] = await insertRows(t.db, 'deal', a.id, [{ name, value: 1, currency: 'EUR', won_at: '2026-01-01T00:00:00Z', updated_at: '2020-01-01T00:00:00Z' }]);
-    const res = await patch(`/deal?id=eq.${id}&select=value,currency,won_at,lost_at`, { value: 2.25, currency: 'USD', won_at: null, lost_at: '2026-02-01T00:00:00Z' }, REP);
+    const [id] = await insertRows(t.db, 'deal', a.id, [
+      { name, value: 1, currency: 'EUR', won_at: '2026-01-01T00:00:00Z', updated_at: '2020-01-01T00:00:00Z' },
+    ]);
+    const res = await patch(
+      `/deal?id=eq.${id}&select=value,currency,won_at,lost_at`,
+      { value: 2.25, currency: 'USD', won_at: null, lost_at: '2026-02-01T00:00:00Z' },
+      REP,
+    );
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual([{ value: 2.25, currency: 'USD', won_at: null, lost_at: expect.stringMatching(ISO) }]);
     expect((await stamps('deal', id!)).updated).toBeGreaterThan(Date.parse('2025-01-01T00:00:00Z') / 1000);
@@ -1235,7 +1401,9 @@ describe('POST / PATCH / DELETE /deal', () => {
     const name = uniq('deal');
     const [id] = await insertRows(t.db, 'deal', a.id, [{ name }]);
     const [field] = await insertRows(t.db, 'custom_field', a.id, [{ name, key: name, type: 'string', entity: 'deal' }]);
-    await insertRows(t.db, 'deal_custom_field', a.id, [{ deal_id: id, custom_field_id: field, key: name, string_value: 'v', value: 'v' }]);
+    await insertRows(t.db, 'deal_custom_field', a.id, [
+      { deal_id: id, custom_field_id: field, key: name, string_value: 'v', value: 'v' },
+    ]);
     const res = await del(`/deal?id=eq.${id}&select=name`, REP);
     expect(res.status).toBe(200);
     expect(res.body).toEqual([{ name }]);
@@ -1247,13 +1415,31 @@ describe('POST / PATCH / DELETE /deal', () => {
 describe('POST / PATCH /appointment_type', () => {
   it('creates one with representation and updates it by key', async () => {
     const key = uniq('type');
-    const created = await post('/appointment_type', { name: 'Consultation', key, emoji: '💬', description: 'first talk', external_id: key }, REP);
+    const created = await post(
+      '/appointment_type',
+      { name: 'Consultation', key, emoji: '💬', description: 'first talk', external_id: key },
+      REP,
+    );
     expect(created.status, created.text).toBe(201);
-    expect(created.body[0]).toMatchObject({ name: 'Consultation', key, emoji: '💬', description: 'first talk', organisation_id: a.id });
-    const updated = await patch(`/appointment_type?key=eq.${key}&select=name,emoji`, { name: 'Follow-up', emoji: '🔁' }, REP);
+    expect(created.body[0]).toMatchObject({
+      name: 'Consultation',
+      key,
+      emoji: '💬',
+      description: 'first talk',
+      organisation_id: a.id,
+    });
+    const updated = await patch(
+      `/appointment_type?key=eq.${key}&select=name,emoji`,
+      { name: 'Follow-up', emoji: '🔁' },
+      REP,
+    );
     expect(updated.status).toBe(200);
     expect(updated.body).toEqual([{ name: 'Follow-up', emoji: '🔁' }]);
-    expect((await rowsWhere('appointment_type', 'key', key))[0]).toMatchObject({ name: 'Follow-up', emoji: '🔁', description: 'first talk' });
+    expect((await rowsWhere('appointment_type', 'key', key))[0]).toMatchObject({
+      name: 'Follow-up',
+      emoji: '🔁',
+      description: 'first talk',
+    });
   });
 
   it('a duplicate key is 409 CONFLICT naming key', async () => {
@@ -1272,7 +1458,7 @@ describe('POST / PATCH /appointment_type', () => {
 });
 
 describe('POST / DELETE /contact_note', () => {
-  it('creates a note on the caller\'s contact; created_by_id must be a uuid', async () => {
+  it("creates a note on the caller's contact; created_by_id must be a uuid", async () => {
     const text = uniq('note');
     const creator = randomUUID();
     const res = await post('/contact_note', { contact_id: contactA, text, created_by_id: creator }, REP);
@@ -1318,22 +1504,49 @@ describe('custom fields: PATCH /deal_details and DELETE /custom_field', () => {
 
   beforeAll(async () => {
     const p = `cf${randomUUID().slice(0, 6)}`;
-    Object.assign(keys, { text: `${p}_text`, score: `${p}_score`, vip: `${p}_vip`, due: `${p}_due`, met: `${p}_met`, tags: `${p}_tags` });
-    const types: Record<keyof typeof keys, string> = { text: 'string', score: 'number', vip: 'boolean', due: 'date', met: 'datetime', tags: 'string_list' };
+    Object.assign(keys, {
+      text: `${p}_text`,
+      score: `${p}_score`,
+      vip: `${p}_vip`,
+      due: `${p}_due`,
+      met: `${p}_met`,
+      tags: `${p}_tags`,
+    });
+    const types: Record<keyof typeof keys, string> = {
+      text: 'string',
+      score: 'number',
+      vip: 'boolean',
+      due: 'date',
+      met: 'datetime',
+      tags: 'string_list',
+    };
     for (const [k, type] of Object.entries(types)) {
       const key = keys[k as keyof typeof keys];
       const [id] = await insertRows(t.db, 'custom_field', a.id, [{ name: key, key, type, entity: 'deal' }]);
       fieldIds[key] = id!;
     }
-    [roomField] = (await insertRows(t.db, 'custom_field', a.id, [{ name: 'Room', key: `${p}_room`, type: 'string', entity: 'appointment' }])) as [string];
-    await insertRows(t.db, 'custom_field', b.id, [{ name: 'Secret', key: `${p}_secret`, type: 'string', entity: 'deal' }]);
+    [roomField] = (await insertRows(t.db, 'custom_field', a.id, [
+      { name: 'Room', key: `${p}_room`, type: 'string', entity: 'appointment' },
+    ])) as [string];
+    await insertRows(t.db, 'custom_field', b.id, [
+      { name: 'Secret', key: `${p}_secret`, type: 'string', entity: 'deal' },
+    ]);
     fieldIds.room = roomField!;
     fieldIds.secretKey = `${p}_secret`;
     fieldIds.roomKey = `${p}_room`;
   });
 
   const values = async (dealId: string) =>
-    query<{ key: string; value: string | null; string_value: string | null; number_value: string | null; boolean_value: boolean | null; date_value: string | null; datetime: number | null; list: string | null }>(
+    query<{
+      key: string;
+      value: string | null;
+      string_value: string | null;
+      number_value: string | null;
+      boolean_value: boolean | null;
+      date_value: string | null;
+      datetime: number | null;
+      list: string | null;
+    }>(
       `SELECT key, value, string_value, number_value::text AS number_value, boolean_value, date_value::text AS date_value,
               extract(epoch FROM datetime_value)::float8 AS datetime, array_to_json(string_list_value)::text AS list
          FROM deal_custom_field WHERE deal_id = $1::uuid ORDER BY key`,
@@ -1416,7 +1629,9 @@ describe('custom fields: PATCH /deal_details and DELETE /custom_field', () => {
   it('the representation shows values stored before alongside those written now', async () => {
     const name = uniq('dd');
     const [id] = await insertRows(t.db, 'deal', a.id, [{ name }]);
-    await insertRows(t.db, 'deal_custom_field', a.id, [{ deal_id: id, custom_field_id: fieldIds[keys.text], key: keys.text, string_value: 'stored', value: 'stored' }]);
+    await insertRows(t.db, 'deal_custom_field', a.id, [
+      { deal_id: id, custom_field_id: fieldIds[keys.text], key: keys.text, string_value: 'stored', value: 'stored' },
+    ]);
     const res = await patch(`/deal_details?id=eq.${id}`, { [keys.score]: 7 }, REP);
     expect(res.status).toBe(200);
     expect(res.body[0]).toMatchObject({ [keys.text]: 'stored', [keys.score]: 7 });
@@ -1437,14 +1652,18 @@ describe('custom fields: PATCH /deal_details and DELETE /custom_field', () => {
   it('values of the wrong type are 400 VALIDATION_FAILED by key, and nothing is written', async () => {
     const name = uniq('dd');
     const [id] = await insertRows(t.db, 'deal', a.id, [{ name }]);
-    const res = await patch(`/deal_details?id=eq.${id}`, {
-      name: 'changed',
-      [keys.text]: 5,
-      [keys.score]: 'high',
-      [keys.vip]: 'yes',
-      [keys.due]: 'tomorrow',
-      [keys.tags]: [1, 2],
-    }, REP);
+    const res = await patch(
+      `/deal_details?id=eq.${id}`,
+      {
+        name: 'changed',
+        [keys.text]: 5,
+        [keys.score]: 'high',
+        [keys.vip]: 'yes',
+        [keys.due]: 'tomorrow',
+        [keys.tags]: [1, 2],
+      },
+      REP,
+    );
     expectError(res, 400, 'VALIDATION_FAILED');
     expect(fieldsOf(res)).toEqual([keys.due, keys.score, keys.tags, keys.text, keys.vip].sort());
     expect((await rowsWhere('deal', 'id', id!))[0].name).toBe(name);
@@ -1473,7 +1692,9 @@ describe('custom fields: PATCH /deal_details and DELETE /custom_field', () => {
   it('a number value JSON cannot carry as a finite number is refused, not stored as null', async () => {
     const name = uniq('dd');
     const [id] = await insertRows(t.db, 'deal', a.id, [{ name }]);
-    await insertRows(t.db, 'deal_custom_field', a.id, [{ deal_id: id, custom_field_id: fieldIds[keys.score], key: keys.score, number_value: 3, value: '3' }]);
+    await insertRows(t.db, 'deal_custom_field', a.id, [
+      { deal_id: id, custom_field_id: fieldIds[keys.score], key: keys.score, number_value: 3, value: '3' },
+    ]);
     const res = await send('PATCH', `/deal_details?id=eq.${id}`, { raw: `{"${keys.score}": 1e400}`, headers: REP });
     expectError(res, 400, 'VALIDATION_FAILED');
     expect((await values(id!)).map((v) => v.number_value)).toEqual(['3']);
@@ -1505,11 +1726,14 @@ describe('custom fields: PATCH /deal_details and DELETE /custom_field', () => {
   it('refuses a PATCH without a filter', async () => {
     expectError(await patch('/deal_details', { [keys.text]: 'all' }), 400, 'FILTER_REQUIRED');
     expectError(await patch('/deal_details', { [keys.text]: 'all' }, REP), 400, 'FILTER_REQUIRED');
-    const [row] = await query<{ n: number }>('SELECT count(*)::int AS n FROM deal_custom_field WHERE string_value = $1', ['all']);
+    const [row] = await query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM deal_custom_field WHERE string_value = $1',
+      ['all'],
+    );
     expect(row!.n).toBe(0);
   });
 
-  it('filters naming B\'s deal write nothing to B', async () => {
+  it("filters naming B's deal write nothing to B", async () => {
     const name = uniq('dd');
     const [theirs] = await insertRows(t.db, 'deal', b.id, [{ name }]);
     const res = await patch(`/deal_details?id=eq.${theirs}`, { name: 'hijacked', [keys.text]: 'x' }, REP);
@@ -1519,7 +1743,7 @@ describe('custom fields: PATCH /deal_details and DELETE /custom_field', () => {
     expect(await values(theirs!)).toEqual([]);
   });
 
-  it('a body naming B\'s organisation is 403 even with custom keys', async () => {
+  it("a body naming B's organisation is 403 even with custom keys", async () => {
     const name = uniq('dd');
     const [id] = await insertRows(t.db, 'deal', a.id, [{ name }]);
     const res = await patch(`/deal_details?id=eq.${id}`, { organisation_id: b.id, [keys.text]: 'x' }, REP);
@@ -1530,7 +1754,11 @@ describe('custom fields: PATCH /deal_details and DELETE /custom_field', () => {
   it('singular Accept with two matched deals is 406 and writes no values', async () => {
     const name = uniq('dd');
     const ids = await insertRows(t.db, 'deal', a.id, [{ name }, { name }]);
-    const res = await patch(`/deal_details?name=eq.${name}`, { [keys.text]: 'x' }, { ...REP, Accept: 'application/vnd.pgrst.object+json' });
+    const res = await patch(
+      `/deal_details?name=eq.${name}`,
+      { [keys.text]: 'x' },
+      { ...REP, Accept: 'application/vnd.pgrst.object+json' },
+    );
     expectError(res, 406, 'NOT_ACCEPTABLE');
     for (const id of ids) expect(await values(id)).toEqual([]);
   });
@@ -1538,7 +1766,11 @@ describe('custom fields: PATCH /deal_details and DELETE /custom_field', () => {
   it('tx=rollback answers the values and writes none', async () => {
     const name = uniq('dd');
     const [id] = await insertRows(t.db, 'deal', a.id, [{ name }]);
-    const res = await patch(`/deal_details?id=eq.${id}`, { [keys.text]: 'dry' }, { Prefer: 'return=representation, tx=rollback' });
+    const res = await patch(
+      `/deal_details?id=eq.${id}`,
+      { [keys.text]: 'dry' },
+      { Prefer: 'return=representation, tx=rollback' },
+    );
     expect(res.status).toBe(200);
     expect(res.body[0][keys.text]).toBe('dry');
     expect(await values(id!)).toEqual([]);
@@ -1557,9 +1789,14 @@ describe('custom fields: PATCH /deal_details and DELETE /custom_field', () => {
       { deal_id: deal, custom_field_id: dealField, key: `${p}_d`, string_value: 'x' },
       { deal_id: deal, custom_field_id: keptField, key: `${p}_k`, string_value: 'kept' },
     ]);
-    await insertRows(t.db, 'appointment_custom_field', a.id, [{ appointment_id: appointment, custom_field_id: apptField, key: `${p}_a`, number_value: 3 }]);
+    await insertRows(t.db, 'appointment_custom_field', a.id, [
+      { appointment_id: appointment, custom_field_id: apptField, key: `${p}_a`, number_value: 3 },
+    ]);
 
-    const res = await del(`/custom_field?id=eq.${dealField}&select=key,type,entity`, { ...REP, Accept: 'application/vnd.pgrst.object+json' });
+    const res = await del(`/custom_field?id=eq.${dealField}&select=key,type,entity`, {
+      ...REP,
+      Accept: 'application/vnd.pgrst.object+json',
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe(OBJECT_TYPE);
     expect(res.body).toEqual({ key: `${p}_d`, type: 'string', entity: 'deal' });
@@ -1576,7 +1813,7 @@ describe('custom fields: PATCH /deal_details and DELETE /custom_field', () => {
     expectError(stale, 400, 'UNKNOWN_FIELD');
   });
 
-  it('DELETE /custom_field refuses no filter and leaves B\'s field with the same key alone', async () => {
+  it("DELETE /custom_field refuses no filter and leaves B's field with the same key alone", async () => {
     expectError(await del('/custom_field'), 400, 'FILTER_REQUIRED');
     const res = await del(`/custom_field?key=eq.${fieldIds.secretKey}`, REP);
     expect(res.status).toBe(200);
@@ -1597,7 +1834,10 @@ describe('DELETE /custom_entity', () => {
     const one = await del(`/custom_entity?external_id=eq.${p}-1`);
     expect(one.status).toBe(204);
     expect(await countWhere('custom_entity', 'id', e1!)).toBe(0);
-    const two = await del(`/custom_entity?id=eq.${e2}&select=external_id,data`, { ...REP, Accept: 'application/vnd.pgrst.object+json' });
+    const two = await del(`/custom_entity?id=eq.${e2}&select=external_id,data`, {
+      ...REP,
+      Accept: 'application/vnd.pgrst.object+json',
+    });
     expect(two.status).toBe(200);
     expect(two.body).toEqual({ external_id: `${p}-2`, data: { size: 2 } });
     expect(await countWhere('custom_entity', 'id', e2!)).toBe(0);
@@ -1662,7 +1902,10 @@ describe('bodies: size, media type, JSON', () => {
 
   it('a body without a Content-Type is read as JSON, as PostgREST does', async () => {
     const name = uniq('media');
-    const res = await t.call('/calendar', a.token, { method: 'POST', body: new TextEncoder().encode(JSON.stringify({ name })) });
+    const res = await t.call('/calendar', a.token, {
+      method: 'POST',
+      body: new TextEncoder().encode(JSON.stringify({ name })),
+    });
     expect(res.status, await res.text()).toBe(201);
     expect(await countWhere('calendar', 'name', name)).toBe(1);
   });
@@ -1682,7 +1925,10 @@ describe('bodies: size, media type, JSON', () => {
     for (const type of ['text/plain', 'text/csv', 'application/x-www-form-urlencoded']) {
       const res = await send('POST', '/calendar', { raw: JSON.stringify({ name }), headers: { 'Content-Type': type } });
       expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
-      const patched = await send('PATCH', `/calendar?name=eq.${name}`, { raw: JSON.stringify({ name }), headers: { 'Content-Type': type } });
+      const patched = await send('PATCH', `/calendar?name=eq.${name}`, {
+        raw: JSON.stringify({ name }),
+        headers: { 'Content-Type': type },
+      });
       expectError(patched, 415, 'UNSUPPORTED_MEDIA_TYPE');
     }
     expect(await countWhere('calendar', 'name', name)).toBe(0);
@@ -1690,7 +1936,10 @@ describe('bodies: size, media type, JSON', () => {
 
   it('application/json with a charset is fine', async () => {
     const name = uniq('media');
-    const res = await send('POST', '/calendar', { raw: JSON.stringify({ name }), headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+    const res = await send('POST', '/calendar', {
+      raw: JSON.stringify({ name }),
+      headers: { 'Content-Type': 'application/json; charset=utf-8' },
+    });
     expect(res.status).toBe(201);
   });
 
@@ -1728,12 +1977,22 @@ describe('enums, dates and integers of resources the spec does not let clients w
       defineResource({ name: 'contact', table: tables.contact, verbs: ['POST'] }),
       defineResource({ name: 'custom_field', table: tables.custom_field, verbs: ['POST'] }),
     ];
-    const engine = createEngine({ registry: createRegistry([...resources.filter((r) => r.name !== 'contact' && r.name !== 'custom_field'), ...extra]), db: t.db });
+    const engine = createEngine({
+      registry: createRegistry([
+        ...resources.filter((r) => r.name !== 'contact' && r.name !== 'custom_field'),
+        ...extra,
+      ]),
+      db: t.db,
+    });
     const app = createApp({ engine, ping: async () => {} });
     call = async (path, body) => {
       const res = await app.request(`/api/v1${path}`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${a.token}`, 'Content-Type': 'application/json', Prefer: 'return=representation' },
+        headers: {
+          Authorization: `Bearer ${a.token}`,
+          'Content-Type': 'application/json',
+          Prefer: 'return=representation',
+        },
         body: JSON.stringify(body),
       });
       const text = await res.text();
@@ -1743,18 +2002,40 @@ describe('enums, dates and integers of resources the spec does not let clients w
 
   it('transactional opt-ins take only their enum values', async () => {
     const name = uniq('opt');
-    const ok = await call('/contact', { display_name: name, email_transactional_opt_in: 'consent_granted', sms_transactional_opt_in: null, whatsapp_marketing_opt_in: true });
+    const ok = await call('/contact', {
+      display_name: name,
+      email_transactional_opt_in: 'consent_granted',
+      sms_transactional_opt_in: null,
+      whatsapp_marketing_opt_in: true,
+    });
     expect(ok.status, ok.text).toBe(201);
-    expect(ok.body[0]).toMatchObject({ email_transactional_opt_in: 'consent_granted', sms_transactional_opt_in: null, whatsapp_marketing_opt_in: true });
-    const bad = await call('/contact', { display_name: name, email_transactional_opt_in: 'maybe', postal_transactional_opt_in: 'yes', sms_marketing_opt_in: 'yes' });
+    expect(ok.body[0]).toMatchObject({
+      email_transactional_opt_in: 'consent_granted',
+      sms_transactional_opt_in: null,
+      whatsapp_marketing_opt_in: true,
+    });
+    const bad = await call('/contact', {
+      display_name: name,
+      email_transactional_opt_in: 'maybe',
+      postal_transactional_opt_in: 'yes',
+      sms_marketing_opt_in: 'yes',
+    });
     expectError(bad, 400, 'VALIDATION_FAILED');
-    expect(fieldsOf(bad)).toEqual(['email_transactional_opt_in', 'postal_transactional_opt_in', 'sms_marketing_opt_in']);
+    expect(fieldsOf(bad)).toEqual([
+      'email_transactional_opt_in',
+      'postal_transactional_opt_in',
+      'sms_marketing_opt_in',
+    ]);
     expect(await countWhere('contact', 'display_name', name)).toBe(1);
   });
 
   it('dates are YYYY-MM-DD and real; integers are whole numbers', async () => {
     const name = uniq('date');
-    const ok = await call('/contact', { display_name: name, birthday: '2000-02-29', number_of_marketing_opt_in_requests: 3 });
+    const ok = await call('/contact', {
+      display_name: name,
+      birthday: '2000-02-29',
+      number_of_marketing_opt_in_requests: 3,
+    });
     expect(ok.status, ok.text).toBe(201);
     expect(ok.body[0]).toMatchObject({ birthday: '2000-02-29', number_of_marketing_opt_in_requests: 3 });
     for (const birthday of ['2001-02-29', '10.12.1815', '1815-12-10T00:00:00Z', '1815-1-1', 18151210]) {

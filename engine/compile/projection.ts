@@ -44,21 +44,34 @@ export interface Projection {
 /** Whether the columns are the table's own, in order, untouched: `t.*` then costs PostgreSQL least. */
 const wholeRow = (resource: Resource, columns: readonly PlannedColumn[]) =>
   columns.length === resource.fields.length &&
-  columns.every((c, i) => c.target.field === resource.fields[i] && c.key === c.target.field.name && !c.cast && c.target.jsonPath.length === 0);
+  columns.every(
+    (c, i) =>
+      c.target.field === resource.fields[i] &&
+      c.key === c.target.field.name &&
+      !c.cast &&
+      c.target.jsonPath.length === 0,
+  );
 
 /**
  * `customFields`: an SQL expression over `t` giving the custom-field jsonb object, or null.
  * `tableRows`: whether `t` holds exactly the table's columns (a write's rows carry one more).
  */
-export function projection(resource: Resource, columns: readonly PlannedColumn[], customFields: string | null, params: Params, tableRows = true): Projection {
-  const list = tableRows && wholeRow(resource, columns)
-    ? 't.*'
-    : columns
-        .map((c) => {
-          const expr = target(c.target, params);
-          return `${c.cast ? `CAST(${expr} AS ${c.cast})` : expr} AS ${ident(c.key)}`;
-        })
-        .join(', ');
+export function projection(
+  resource: Resource,
+  columns: readonly PlannedColumn[],
+  customFields: string | null,
+  params: Params,
+  tableRows = true,
+): Projection {
+  const list =
+    tableRows && wholeRow(resource, columns)
+      ? 't.*'
+      : columns
+          .map((c) => {
+            const expr = target(c.target, params);
+            return `${c.cast ? `CAST(${expr} AS ${c.cast})` : expr} AS ${ident(c.key)}`;
+          })
+          .join(', ');
   if (customFields === null) return { select: list, join: '', row: { kind: 'record', sql: '_t' } };
   // The row's JSON text with the custom-field object's members spliced in before its closing
   // brace: both are PostgreSQL's own JSON, so the result is JSON without being parsed again.
@@ -76,7 +89,9 @@ export function projection(resource: Resource, columns: readonly PlannedColumn[]
 export function jsonBody(row: Projection['row'], format: 'json' | 'object' | 'none'): string {
   if (format === 'none') return 'NULL::text';
   if (row.kind === 'text') {
-    return format === 'object' ? `(array_agg(${row.sql}))[1]` : `coalesce('[' || string_agg(${row.sql}, ', ') || ']', '[]')`;
+    return format === 'object'
+      ? `(array_agg(${row.sql}))[1]`
+      : `coalesce('[' || string_agg(${row.sql}, ', ') || ']', '[]')`;
   }
   return format === 'object' ? `(json_agg(${row.sql}) -> 0)::text` : `coalesce(json_agg(${row.sql}), '[]')::text`;
 }

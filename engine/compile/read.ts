@@ -25,7 +25,18 @@ export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
   const cte = scopeCte(scope, params);
   const from = ` FROM ${ident(plan.resource.table)} t`;
   const filter = where(plan.where, params);
-  const p = projection(plan.resource, plan.columns, plan.customFields ? storedCustomFields(plan.resource, plan.columns.map((c) => c.key), params) : null, params);
+  const p = projection(
+    plan.resource,
+    plan.columns,
+    plan.customFields
+      ? storedCustomFields(
+          plan.resource,
+          plan.columns.map((c) => c.key),
+          params,
+        )
+      : null,
+    params,
+  );
   let page = `SELECT ${p.select}${from}${p.join}${filter}`;
   page += orderBy(plan.order, params);
   page += ` LIMIT ${params.add(String(plan.limit), 'int8')}`;
@@ -35,7 +46,8 @@ export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
   // engine asks the planner (compileCountEstimate). planned: the planner alone.
   let total = 'NULL::int8';
   if (plan.count === 'exact') total = `(SELECT count(*)${from}${filter})::int8`;
-  if (plan.count === 'estimated') total = `(SELECT count(*) FROM (SELECT 1${from}${filter} LIMIT ${params.add(String(plan.limitOfCount), 'int8')}) c)::int8`;
+  if (plan.count === 'estimated')
+    total = `(SELECT count(*) FROM (SELECT 1${from}${filter} LIMIT ${params.add(String(plan.limitOfCount), 'int8')}) c)::int8`;
   const body = jsonBody(p.row, plan.head ? 'none' : plan.format);
 
   const text =
@@ -49,5 +61,8 @@ export function compileCountEstimate(plan: ReadPlan, scope: Scope): CompiledStat
   const params = new Params();
   const cte = scopeCte(scope, params);
   const filter = where(plan.where, params);
-  return { text: `EXPLAIN (FORMAT JSON) ${cte} SELECT 1 FROM ${ident(plan.resource.table)} t${filter}`, params: params.values };
+  return {
+    text: `EXPLAIN (FORMAT JSON) ${cte} SELECT 1 FROM ${ident(plan.resource.table)} t${filter}`,
+    params: params.values,
+  };
 }

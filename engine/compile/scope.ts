@@ -14,10 +14,12 @@ export type Scope =
   | { readonly tokenHash: string };
 
 /** The scope's one parameter. A read's statement starts with the scope, so there it is `$1`. */
-export const scopeValue = (scope: Scope): string => ('organisationId' in scope ? scope.organisationId : scope.tokenHash);
+export const scopeValue = (scope: Scope): string =>
+  'organisationId' in scope ? scope.organisationId : scope.tokenHash;
 
 export function scopeCte(scope: Scope, params: Params): string {
-  if ('organisationId' in scope) return `WITH scope AS (SELECT ${params.add(scopeValue(scope), 'uuid')} AS organisation_id)`;
+  if ('organisationId' in scope)
+    return `WITH scope AS (SELECT ${params.add(scopeValue(scope), 'uuid')} AS organisation_id)`;
   return (
     `WITH scope AS (SELECT organisation_id FROM api_token WHERE token_hash = ${params.add(scopeValue(scope), 'text')}` +
     ' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()))'

@@ -58,4 +58,5 @@ export class Params {
 export const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
 /** `"a" text, "b" uuid`: a column list for json_to_record(set) with each field's SQL type. */
-export const recordType = (fields: readonly Field[]): string => fields.map((f) => `${ident(f.name)} ${SQL_TYPE[f.kind]}`).join(', ');
+export const recordType = (fields: readonly Field[]): string =>
+  fields.map((f) => `${ident(f.name)} ${SQL_TYPE[f.kind]}`).join(', ');

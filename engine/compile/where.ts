@@ -6,7 +6,8 @@ import { ident, type Params } from './sql.ts';
 export function target(t: Target, params: Params, table = 't'): string {
   let sql = `${table}.${ident(t.field.name)}`;
   for (const step of t.jsonPath) {
-    sql += step.arrow + (typeof step.key === 'number' ? params.add(String(step.key), 'int4') : params.add(step.key, 'text'));
+    sql +=
+      step.arrow + (typeof step.key === 'number' ? params.add(String(step.key), 'int4') : params.add(step.key, 'text'));
   }
   return t.jsonPath.length ? `(${sql})` : sql;
 }
@@ -45,6 +46,8 @@ export function condition(c: PlannedCondition, params: Params): string {
 
 export function orderBy(terms: readonly PlannedOrder[], params: Params): string {
   if (terms.length === 0) return '';
-  const parts = terms.map((o) => [target(o.target, params), o.direction, o.nulls && `NULLS ${o.nulls}`].filter(Boolean).join(' '));
+  const parts = terms.map((o) =>
+    [target(o.target, params), o.direction, o.nulls && `NULLS ${o.nulls}`].filter(Boolean).join(' '),
+  );
   return ` ORDER BY ${parts.join(', ')}`;
 }

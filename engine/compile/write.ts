@@ -24,12 +24,16 @@ function insert(plan: InsertPlan, params: Params): string {
   const table = ident(plan.resource.table);
   const names = plan.fields.map((f) => ident(f.name));
   // An item without an id gets a generated one, as the column default would give it.
-  const values = plan.fields.map((f) => (f.name === 'id' ? 'coalesce(b."id", gen_random_uuid())' : `b.${ident(f.name)}`));
+  const values = plan.fields.map((f) =>
+    f.name === 'id' ? 'coalesce(b."id", gen_random_uuid())' : `b.${ident(f.name)}`,
+  );
   const source =
     plan.fields.length === 0
       ? `json_array_elements(${params.add(plan.rows, 'json')}) AS b`
       : `json_to_recordset(${params.add(plan.rows, 'json')}) AS b(${recordType(plan.fields)})`;
-  let sql = `INSERT INTO ${table} AS t ("organisation_id"${names.map((n) => `, ${n}`).join('')})` + ` SELECT a.organisation_id${values.map((v) => `, ${v}`).join('')} FROM allowed a CROSS JOIN ${source}`;
+  let sql =
+    `INSERT INTO ${table} AS t ("organisation_id"${names.map((n) => `, ${n}`).join('')})` +
+    ` SELECT a.organisation_id${values.map((v) => `, ${v}`).join('')} FROM allowed a CROSS JOIN ${source}`;
   if (plan.conflict) {
     sql += ` ON CONFLICT ("organisation_id"${plan.conflict.target.map((f) => `, ${ident(f.name)}`).join('')})`;
     // The conflict target and the id identify the row; an upsert never changes them.
@@ -51,9 +55,12 @@ function update(plan: UpdatePlan, params: Params): string {
   }
   const filter = where(plan.where, params, ALLOWED);
   const sets = [...plan.fields.map((f) => `${ident(f.name)} = b.${ident(f.name)}`), '"updated_at" = now()'];
-  const from = plan.fields.length ? ` FROM json_to_record(${params.add(plan.row, 'json')}) AS b(${recordType(plan.fields)})` : '';
+  const from = plan.fields.length
+    ? ` FROM json_to_record(${params.add(plan.row, 'json')}) AS b(${recordType(plan.fields)})`
+    : '';
   // Unknown keys or values that do not fit: nothing is written (and the checks below say why).
-  const known = plan.customValues === null ? '' : ` AND NOT EXISTS (SELECT 1 FROM custom_in c WHERE c.id IS NULL OR NOT (${FITS}))`;
+  const known =
+    plan.customValues === null ? '' : ` AND NOT EXISTS (SELECT 1 FROM custom_in c WHERE c.id IS NULL OR NOT (${FITS}))`;
   return `UPDATE ${table} AS t SET ${sets.join(', ')}${from}${filter}${known} RETURNING t.*, false AS "__inserted"`;
 }
 
@@ -68,7 +75,10 @@ const CUSTOM_COLUMNS: ReadonlyArray<[string, string]> = [
   ['boolean_value', `CASE WHEN c.type = 'boolean' THEN (c.value #>> '{}')::boolean END`],
   ['date_value', `CASE WHEN c.type = 'date' THEN (c.value #>> '{}')::date END`],
   ['datetime_value', `CASE WHEN c.type = 'datetime' THEN (c.value #>> '{}')::timestamptz END`],
-  ['string_list_value', `CASE WHEN c.type = 'string_list' AND jsonb_typeof(c.value) = 'array' THEN ARRAY(SELECT jsonb_array_elements_text(c.value)) END`],
+  [
+    'string_list_value',
+    `CASE WHEN c.type = 'string_list' AND jsonb_typeof(c.value) = 'array' THEN ARRAY(SELECT jsonb_array_elements_text(c.value)) END`,
+  ],
 ];
 
 /** Whether a JSON value fits a custom field's type; null always fits (it clears the value). */
@@ -117,7 +127,12 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   let sql = `${scopeCte(scope, params)}, allowed AS (SELECT organisation_id FROM scope WHERE organisation_id = ALL(${claimed}))`;
 
   const custom = plan.kind === 'update' && plan.customValues !== null;
-  const dml = plan.kind === 'insert' ? insert(plan, params) : plan.kind === 'update' ? update(plan, params) : remove(plan, params);
+  const dml =
+    plan.kind === 'insert'
+      ? insert(plan, params)
+      : plan.kind === 'update'
+        ? update(plan, params)
+        : remove(plan, params);
   if (custom) {
     // custom_in comes before `written`, whose WHERE refuses unknown keys; the values are written after.
     const ctes = customValueCtes(plan as UpdatePlan, params);
@@ -147,10 +162,14 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   // One pass over the written rows gives the counts, the Location id and the checks.
   const checks: string[] = [];
   if (plan.format === 'object') {
-    checks.push(`CASE WHEN ${ALLOWED} IS NOT NULL AND count(*) <> 1 THEN engage_fail('NOT_ACCEPTABLE', count(*)::text) END`);
+    checks.push(
+      `CASE WHEN ${ALLOWED} IS NOT NULL AND count(*) <> 1 THEN engage_fail('NOT_ACCEPTABLE', count(*)::text) END`,
+    );
   }
   if (plan.maxAffected !== null) {
-    checks.push(`CASE WHEN count(*) > ${params.add(String(plan.maxAffected), 'int8')} THEN engage_fail('MAX_AFFECTED', count(*)::text) END`);
+    checks.push(
+      `CASE WHEN count(*) > ${params.add(String(plan.maxAffected), 'int8')} THEN engage_fail('MAX_AFFECTED', count(*)::text) END`,
+    );
   }
   // A body naming another organisation is a 403, whatever its keys.
   if (custom) checks.push(...customChecks(`${ALLOWED} IS NOT NULL`));

@@ -18,25 +18,42 @@ interface DriverError {
 /** Field names of a key in PostgreSQL's detail, `Key (organisation_id, external_id)=(...)`, less the organisation. */
 function keyFields(detail: string): string[] {
   const names = /Key \(([^)]*)\)=/.exec(detail)?.[1];
-  return names ? names.split(',').map((n) => n.trim().replace(/^"|"$/g, '')).filter((n) => n !== 'organisation_id') : [];
+  return names
+    ? names
+        .split(',')
+        .map((n) => n.trim().replace(/^"|"$/g, ''))
+        .filter((n) => n !== 'organisation_id')
+    : [];
 }
 
 /** Checks a write statement failed on purpose (engage_fail, SQLSTATE EN001): code -> error. */
 function failedCheck(code: string, detail: string): ApiError {
   switch (code) {
     case 'NOT_ACCEPTABLE':
-      return new ApiError('NOT_ACCEPTABLE', `a single object was requested (application/vnd.pgrst.object+json), but ${detail} rows were affected; nothing was changed`, {
-        context: { rows: Number(detail) },
-      });
+      return new ApiError(
+        'NOT_ACCEPTABLE',
+        `a single object was requested (application/vnd.pgrst.object+json), but ${detail} rows were affected; nothing was changed`,
+        {
+          context: { rows: Number(detail) },
+        },
+      );
     case 'MAX_AFFECTED':
-      return new ApiError('MAX_AFFECTED_EXCEEDED', `the request would affect ${detail} rows, more than Prefer: max-affected allows; nothing was changed`, {
-        context: { rows: Number(detail) },
-      });
+      return new ApiError(
+        'MAX_AFFECTED_EXCEEDED',
+        `the request would affect ${detail} rows, more than Prefer: max-affected allows; nothing was changed`,
+        {
+          context: { rows: Number(detail) },
+        },
+      );
     case 'UNKNOWN_FIELD': {
       const keys = JSON.parse(detail || '[]') as string[];
-      return new ApiError('UNKNOWN_FIELD', `no custom field named ${keys.map((k) => `"${k}"`).join(', ')} exists for this resource in your organisation`, {
-        context: keys.map((field) => ({ field, message: 'is not a field or custom field' })),
-      });
+      return new ApiError(
+        'UNKNOWN_FIELD',
+        `no custom field named ${keys.map((k) => `"${k}"`).join(', ')} exists for this resource in your organisation`,
+        {
+          context: keys.map((field) => ({ field, message: 'is not a field or custom field' })),
+        },
+      );
     }
     default:
       return new ApiError('VALIDATION_FAILED', 'the body is not valid: a custom-field value does not fit its type', {
@@ -46,7 +63,18 @@ function failedCheck(code: string, detail: string): ApiError {
 }
 
 /** Connection-level failures of postgres.js and Node's sockets. */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT']);
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+]);
 
 export function mapDatabaseError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
@@ -60,17 +88,25 @@ export function mapDatabaseError(error: unknown): ApiError {
   if (sqlstate === 'EN001') return failedCheck(text, detail);
   if (sqlstate === '23505') {
     const fields = keyFields(detail);
-    return new ApiError('CONFLICT', `a record with the same ${fields.join(', ') || 'key'} already exists in your organisation`, {
-      context: { constraint, fields },
-      cause: error,
-    });
+    return new ApiError(
+      'CONFLICT',
+      `a record with the same ${fields.join(', ') || 'key'} already exists in your organisation`,
+      {
+        context: { constraint, fields },
+        cause: error,
+      },
+    );
   }
   if (sqlstate === '23503') {
     const fields = keyFields(detail);
-    return new ApiError('REFERENCE_NOT_FOUND', `the record that ${fields.join(', ') || 'a reference'} points to does not exist in your organisation`, {
-      context: { constraint, fields },
-      cause: error,
-    });
+    return new ApiError(
+      'REFERENCE_NOT_FOUND',
+      `the record that ${fields.join(', ') || 'a reference'} points to does not exist in your organisation`,
+      {
+        context: { constraint, fields },
+        cause: error,
+      },
+    );
   }
   if (sqlstate === '23502') {
     return new ApiError('VALIDATION_FAILED', `the body is not valid: ${column || 'a field'} must not be null`, {
@@ -91,10 +127,16 @@ export function mapDatabaseError(error: unknown): ApiError {
     });
   }
   if (sqlstate === '54000') {
-    return new ApiError('VALIDATION_FAILED', `the body is not valid: a value is too long to be stored (${text})`, { cause: error });
+    return new ApiError('VALIDATION_FAILED', `the body is not valid: a value is too long to be stored (${text})`, {
+      cause: error,
+    });
   }
   if (sqlstate === '42P10') {
-    return new ApiError('INVALID_QUERY', 'on_conflict must name the fields of a unique constraint, such as id or external_id', { cause: error });
+    return new ApiError(
+      'INVALID_QUERY',
+      'on_conflict must name the fields of a unique constraint, such as id or external_id',
+      { cause: error },
+    );
   }
 
   const closed = text === 'PGlite is closed';
@@ -114,9 +156,13 @@ export function mapDatabaseError(error: unknown): ApiError {
     });
   }
   if (sqlstate === '57014') {
-    return new ApiError('QUERY_TIMEOUT', 'the query ran longer than the statement timeout; narrow the filters or the page', {
-      cause: error,
-    });
+    return new ApiError(
+      'QUERY_TIMEOUT',
+      'the query ran longer than the statement timeout; narrow the filters or the page',
+      {
+        cause: error,
+      },
+    );
   }
   // Class 22: a value the caller sent did not parse as its type (dates, arrays, regexes...);
   // 42846: a cast the caller asked for in `select` that PostgreSQL has not got;
@@ -127,7 +173,9 @@ export function mapDatabaseError(error: unknown): ApiError {
     (sqlstate === '42601' && text.includes('tsquery')) ||
     (sqlstate === '42704' && text.includes('text search configuration'));
   if (callerInput) {
-    return new ApiError('INVALID_QUERY', `a value in the request is not valid for its field: ${text}`, { cause: error });
+    return new ApiError('INVALID_QUERY', `a value in the request is not valid for its field: ${text}`, {
+      cause: error,
+    });
   }
   return new ApiError('INTERNAL_ERROR', 'an unexpected error occurred; it has been logged', { cause: error });
 }

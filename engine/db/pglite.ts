@@ -1,6 +1,13 @@
 /** The port on PGlite: PostgreSQL compiled to WebAssembly, in a directory or in memory. */
 import { PGlite } from '@electric-sql/pglite';
-import { type Database, type DatabaseOptions, PLAN_CACHE_MODE, type Queryable, type Row, type SqlParam } from './port.ts';
+import {
+  type Database,
+  type DatabaseOptions,
+  PLAN_CACHE_MODE,
+  type Queryable,
+  type Row,
+  type SqlParam,
+} from './port.ts';
 
 type PGliteLike = Pick<PGlite, 'query'>;
 
@@ -10,9 +17,14 @@ const queryable = (pg: PGliteLike): Queryable => ({
 });
 
 /** `dataDir` undefined: in memory. */
-export async function openPglite(dataDir: string | undefined, options: DatabaseOptions = {}): Promise<Database & { readonly pg: PGlite }> {
+export async function openPglite(
+  dataDir: string | undefined,
+  options: DatabaseOptions = {},
+): Promise<Database & { readonly pg: PGlite }> {
   const pg = await PGlite.create(dataDir);
-  await pg.exec(`SET TIME ZONE 'UTC'; SET statement_timeout = ${Math.trunc(options.statementTimeoutMs ?? 0)}; SET plan_cache_mode = ${PLAN_CACHE_MODE}`);
+  await pg.exec(
+    `SET TIME ZONE 'UTC'; SET statement_timeout = ${Math.trunc(options.statementTimeoutMs ?? 0)}; SET plan_cache_mode = ${PLAN_CACHE_MODE}`,
+  );
   return {
     kind: 'pglite',
     pg,

@@ -34,7 +34,10 @@ export interface ImportDefinition {
 }
 
 /** Import targets by name, built once at start-up from their definitions (schema/imports.ts). */
-export function importTargets(registry: Registry, definitions: Readonly<Record<string, ImportDefinition>>): Map<string, ImportTarget> {
+export function importTargets(
+  registry: Registry,
+  definitions: Readonly<Record<string, ImportDefinition>>,
+): Map<string, ImportTarget> {
   return new Map(
     Object.entries(definitions).map(([name, def]) => {
       const resource = registry.get(def.resource);
@@ -58,7 +61,15 @@ function importTarget(
     if (ref.columns.length !== 2 || org?.name !== 'organisation_id' || !column) return [];
     return [{ field: column.name, table: getTableConfig(ref.foreignTable).name }];
   });
-  return { name, resource, schemas, entity: values.entity, valuesTable: getTableConfig(values.table).name, parentKey: values.parentKey, references };
+  return {
+    name,
+    resource,
+    schemas,
+    entity: values.entity,
+    valuesTable: getTableConfig(values.table).name,
+    parentKey: values.parentKey,
+    references,
+  };
 }
 
 export interface ItemError {
@@ -91,7 +102,13 @@ const failure = (index: number, code: string, message: string, context?: unknown
 });
 
 /** Checks one item; returns its row and custom values, or the reason it fails. */
-function accept(target: ImportTarget, customFields: Map<string, CustomField>, organisationId: string, item: unknown, index: number): Accepted | ItemResult {
+function accept(
+  target: ImportTarget,
+  customFields: Map<string, CustomField>,
+  organisationId: string,
+  item: unknown,
+  index: number,
+): Accepted | ItemResult {
   const { resource, schemas } = target;
   const inspected = inspectItem(resource, schemas, item, 'create', (key) => customFields.has(key));
   const error = problemsError(resource, schemas, 'create', inspected.unknown, inspected.invalid);
@@ -119,14 +136,23 @@ function accept(target: ImportTarget, customFields: Map<string, CustomField>, or
 }
 
 /** Values of `field` among the rows, as text, for `= ANY($n)` look-ups. */
-const valuesOf = (rows: readonly Accepted[], field: string) => [...new Set(rows.map((a) => a.row[field]).filter((v): v is string => typeof v === 'string'))];
+const valuesOf = (rows: readonly Accepted[], field: string) => [
+  ...new Set(rows.map((a) => a.row[field]).filter((v): v is string => typeof v === 'string')),
+];
 
 /**
  * Ids of the organisation's rows whose `column` is one of `values`, by that value. A join on
  * unnest rather than `= ANY($n)`: a prepared statement's generic plan compares every row with
  * every element of ANY, which a batch of 20,000 keys makes slow.
  */
-async function lookUp(q: Queryable, table: string, column: string, organisationId: string, values: string[], type: string): Promise<Map<string, string>> {
+async function lookUp(
+  q: Queryable,
+  table: string,
+  column: string,
+  organisationId: string,
+  values: string[],
+  type: string,
+): Promise<Map<string, string>> {
   if (values.length === 0) return new Map();
   const params = new Params();
   const rows = await q.query<{ key: string; id: string }>(
@@ -138,7 +164,11 @@ async function lookUp(q: Queryable, table: string, column: string, organisationI
 }
 
 /** The organisation's custom fields of the target's entity, by key. */
-export async function loadCustomFields(q: Queryable, target: ImportTarget, organisationId: string): Promise<Map<string, CustomField>> {
+export async function loadCustomFields(
+  q: Queryable,
+  target: ImportTarget,
+  organisationId: string,
+): Promise<Map<string, CustomField>> {
   const params = new Params();
   const rows = await q.query<{ id: string; key: string; type: CustomField['type'] }>(
     `SELECT "id"::text AS id, "key", "type" FROM "custom_field" WHERE "organisation_id" = ${params.add(organisationId, 'uuid')} AND "entity" = ${params.add(target.entity, 'text')}`,
@@ -151,7 +181,13 @@ export async function loadCustomFields(q: Queryable, target: ImportTarget, organ
  * Imports items for an organisation through `q` (inside the caller's transaction). `offset` is
  * the index of the first item, for results of a file import read in pieces.
  */
-export async function importItems(q: Queryable, target: ImportTarget, organisationId: string, items: readonly unknown[], offset = 0): Promise<BatchResult> {
+export async function importItems(
+  q: Queryable,
+  target: ImportTarget,
+  organisationId: string,
+  items: readonly unknown[],
+  offset = 0,
+): Promise<BatchResult> {
   const { resource } = target;
   const customFields = await loadCustomFields(q, target, organisationId);
 
@@ -160,8 +196,10 @@ export async function importItems(q: Queryable, target: ImportTarget, organisati
   // An external_id or id may appear once per batch: later items that repeat one fail. Ids are
   // compared as uuids (any case), external ids as the case-sensitive text they are.
   const seen = new Map<string, number>();
-  const token = (key: 'external_id' | 'id', value: unknown) => `${key}:${key === 'id' ? String(value).toLowerCase() : String(value)}`;
-  const repeated = (row: Row) => (['external_id', 'id'] as const).find((key) => typeof row[key] === 'string' && seen.has(token(key, row[key])));
+  const token = (key: 'external_id' | 'id', value: unknown) =>
+    `${key}:${key === 'id' ? String(value).toLowerCase() : String(value)}`;
+  const repeated = (row: Row) =>
+    (['external_id', 'id'] as const).find((key) => typeof row[key] === 'string' && seen.has(token(key, row[key])));
   for (const [i, item] of items.entries()) {
     const outcome = accept(target, customFields, organisationId, item, offset + i);
     if ('status' in outcome) {
@@ -171,10 +209,18 @@ export async function importItems(q: Queryable, target: ImportTarget, organisati
     const key = repeated(outcome.row);
     if (key) {
       const first = seen.get(token(key, outcome.row[key]));
-      results.push(failure(outcome.index, 'CONFLICT', `${key} "${outcome.row[key]}" is also given by item ${first} of this batch`, { fields: [key] }));
+      results.push(
+        failure(
+          outcome.index,
+          'CONFLICT',
+          `${key} "${outcome.row[key]}" is also given by item ${first} of this batch`,
+          { fields: [key] },
+        ),
+      );
       continue;
     }
-    for (const k of ['external_id', 'id'] as const) if (typeof outcome.row[k] === 'string') seen.set(token(k, outcome.row[k]), outcome.index);
+    for (const k of ['external_id', 'id'] as const)
+      if (typeof outcome.row[k] === 'string') seen.set(token(k, outcome.row[k]), outcome.index);
     accepted.push(outcome);
   }
 
@@ -184,17 +230,33 @@ export async function importItems(q: Queryable, target: ImportTarget, organisati
     accepted = accepted.filter((a) => {
       const value = a.row[field];
       if (typeof value !== 'string' || found.has(value.toLowerCase())) return true;
-      results.push(failure(a.index, 'REFERENCE_NOT_FOUND', `the record that ${field} points to does not exist in your organisation`, { fields: [field] }));
+      results.push(
+        failure(
+          a.index,
+          'REFERENCE_NOT_FOUND',
+          `the record that ${field} points to does not exist in your organisation`,
+          { fields: [field] },
+        ),
+      );
       return false;
     });
   }
-  const existing = await lookUp(q, resource.table, 'external_id', organisationId, valuesOf(accepted, 'external_id'), 'text');
+  const existing = await lookUp(
+    q,
+    resource.table,
+    'external_id',
+    organisationId,
+    valuesOf(accepted, 'external_id'),
+    'text',
+  );
   const toUpdate = accepted.filter((a) => typeof a.row.external_id === 'string' && existing.has(a.row.external_id));
   let toCreate = accepted.filter((a) => !toUpdate.includes(a));
   const takenIds = await lookUp(q, resource.table, 'id', organisationId, valuesOf(toCreate, 'id'), 'uuid');
   toCreate = toCreate.filter((a) => {
     if (typeof a.row.id !== 'string' || !takenIds.has(a.row.id.toLowerCase())) return true;
-    results.push(failure(a.index, 'CONFLICT', 'a record with this id already exists in your organisation', { fields: ['id'] }));
+    results.push(
+      failure(a.index, 'CONFLICT', 'a record with this id already exists in your organisation', { fields: ['id'] }),
+    );
     return false;
   });
 
@@ -216,14 +278,25 @@ export async function importItems(q: Queryable, target: ImportTarget, organisati
   for (const a of toCreate) results.push({ index: a.index, status: 'created', id: ids.get(a)! });
   for (const a of toUpdate) results.push({ index: a.index, status: 'updated', id: ids.get(a)! });
   results.sort((x, y) => x.index - y.index);
-  return { created: toCreate.length, updated: toUpdate.length, failed: results.length - toCreate.length - toUpdate.length, results };
+  return {
+    created: toCreate.length,
+    updated: toUpdate.length,
+    failed: results.length - toCreate.length - toUpdate.length,
+    results,
+  };
 }
 
 /**
  * New records; a field an item leaves out gets its column default. Returns the items whose
  * external_id another transaction took meanwhile (not inserted).
  */
-async function insertRows(q: Queryable, target: ImportTarget, organisationId: string, rows: Accepted[], ids: Map<Accepted, string>): Promise<Accepted[]> {
+async function insertRows(
+  q: Queryable,
+  target: ImportTarget,
+  organisationId: string,
+  rows: Accepted[],
+  ids: Map<Accepted, string>,
+): Promise<Accepted[]> {
   if (rows.length === 0) return [];
   const keys = new Set(rows.flatMap((a) => Object.keys(a.row)));
   const fields = target.resource.fields.filter((f) => f.name === 'id' || keys.has(f.name));
@@ -234,7 +307,9 @@ async function insertRows(q: Queryable, target: ImportTarget, organisationId: st
   });
   const params = new Params();
   const names = fields.map((f) => ident(f.name)).join(', ');
-  const conflict = target.resource.field('external_id') ? ' ON CONFLICT ("organisation_id", "external_id") DO NOTHING' : '';
+  const conflict = target.resource.field('external_id')
+    ? ' ON CONFLICT ("organisation_id", "external_id") DO NOTHING'
+    : '';
   const inserted = await q.query<{ id: string }>(
     `INSERT INTO ${ident(target.resource.table)} ("organisation_id", ${names}) SELECT ${params.add(organisationId, 'uuid')}, ${fields.map((f) => `b.${ident(f.name)}`).join(', ')}` +
       ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')}) AS b(${recordType(fields)})${conflict} RETURNING "id"::text AS id`,
@@ -245,14 +320,25 @@ async function insertRows(q: Queryable, target: ImportTarget, organisationId: st
 }
 
 /** Matched records: only the fields each item gives change. */
-async function updateRows(q: Queryable, target: ImportTarget, organisationId: string, rows: Accepted[], ids: Map<Accepted, string>) {
+async function updateRows(
+  q: Queryable,
+  target: ImportTarget,
+  organisationId: string,
+  rows: Accepted[],
+  ids: Map<Accepted, string>,
+) {
   if (rows.length === 0) return;
   const keys = new Set(rows.flatMap((a) => Object.keys(a.row)));
   const fields = target.resource.fields.filter((f) => f.name !== 'id' && keys.has(f.name));
   const params = new Params();
   // Rows locked in id order, so two batches updating the same records cannot deadlock.
-  const data = rows.map((a) => ({ ...a.row, id: ids.get(a)!, __keys: Object.keys(a.row) })).sort((x, y) => (x.id < y.id ? -1 : 1));
-  const sets = fields.map((f) => `${ident(f.name)} = CASE WHEN ${params.add(f.name, 'text')} = ANY(b."__keys") THEN b.${ident(f.name)} ELSE t.${ident(f.name)} END`);
+  const data = rows
+    .map((a) => ({ ...a.row, id: ids.get(a)!, __keys: Object.keys(a.row) }))
+    .sort((x, y) => (x.id < y.id ? -1 : 1));
+  const sets = fields.map(
+    (f) =>
+      `${ident(f.name)} = CASE WHEN ${params.add(f.name, 'text')} = ANY(b."__keys") THEN b.${ident(f.name)} ELSE t.${ident(f.name)} END`,
+  );
   await q.query(
     `UPDATE ${ident(target.resource.table)} AS t SET ${[...sets, '"updated_at" = now()'].join(', ')}` +
       ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')}) AS b("id" uuid, "__keys" text[]${fields.length ? `, ${recordType(fields)}` : ''})` +
@@ -261,11 +347,20 @@ async function updateRows(q: Queryable, target: ImportTarget, organisationId: st
   );
 }
 
-const VALUE_COLUMNS = 'parent uuid, custom_field_id uuid, key text, value text, string_value text, number_value numeric, boolean_value boolean, date_value date, datetime_value timestamptz, string_list_value text[]';
+const VALUE_COLUMNS =
+  'parent uuid, custom_field_id uuid, key text, value text, string_value text, number_value numeric, boolean_value boolean, date_value date, datetime_value timestamptz, string_list_value text[]';
 const TYPED = ['string_value', 'number_value', 'boolean_value', 'date_value', 'datetime_value', 'string_list_value'];
 
-async function writeCustomValues(q: Queryable, target: ImportTarget, organisationId: string, rows: Accepted[], ids: Map<Accepted, string>) {
-  const values = rows.flatMap((a) => a.custom.map(([field, value]) => ({ parent: ids.get(a), ...customValueRow(field, value) })));
+async function writeCustomValues(
+  q: Queryable,
+  target: ImportTarget,
+  organisationId: string,
+  rows: Accepted[],
+  ids: Map<Accepted, string>,
+) {
+  const values = rows.flatMap((a) =>
+    a.custom.map(([field, value]) => ({ parent: ids.get(a), ...customValueRow(field, value) })),
+  );
   if (values.length === 0) return;
   const params = new Params();
   const parent = ident(target.parentKey);

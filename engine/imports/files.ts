@@ -24,9 +24,13 @@ export function fileType(header: string | null | undefined): FileType {
   const media = header?.split(';')[0]?.trim().toLowerCase();
   const type = FILE_TYPES.find((t) => t === media);
   if (!type) {
-    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `an import file must be ${FILE_TYPES.join(', ')}, not ${media ?? 'unnamed'}`, {
-      hint: 'Send the file as the request body with its Content-Type.',
-    });
+    throw new ApiError(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `an import file must be ${FILE_TYPES.join(', ')}, not ${media ?? 'unnamed'}`,
+      {
+        hint: 'Send the file as the request body with its Content-Type.',
+      },
+    );
   }
   return type;
 }
@@ -36,7 +40,13 @@ export function fileType(header: string | null | undefined): FileType {
  * slow upload must not hold a transaction, which on PGlite would stall every other request); the
  * file counts as complete once its SHA-256 is set, and is deleted if the upload fails.
  */
-export async function storeFile(db: Database, organisationId: string, type: FileType, body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<StoredFile> {
+export async function storeFile(
+  db: Database,
+  organisationId: string,
+  type: FileType,
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<StoredFile> {
   const params = new Params();
   const org = params.add(organisationId, 'uuid');
   const [file] = await db.query<{ id: string }>(
@@ -70,10 +80,12 @@ export async function storeFile(db: Database, organisationId: string, type: File
       const next = await reader?.read();
       if (!next || next.done) break;
       size += next.value.byteLength;
-      if (size > maxBytes) throw new ApiError('PAYLOAD_TOO_LARGE', `the file is larger than the limit of ${maxBytes} bytes`);
+      if (size > maxBytes)
+        throw new ApiError('PAYLOAD_TOO_LARGE', `the file is larger than the limit of ${maxBytes} bytes`);
       hash.update(next.value);
       pending += decode(next.value);
-      if (pending.includes('\u0000')) throw new ApiError('VALIDATION_FAILED', 'the file contains NUL characters, which text cannot hold');
+      if (pending.includes('\u0000'))
+        throw new ApiError('VALIDATION_FAILED', 'the file contains NUL characters, which text cannot hold');
       if (pending.length >= PIECE) {
         await flush(pending);
         pending = '';
@@ -84,7 +96,10 @@ export async function storeFile(db: Database, organisationId: string, type: File
     if (pending) await flush(pending);
     const sha256 = hash.digest('hex');
     const p = new Params();
-    await db.query(`UPDATE "file" SET "size" = ${p.add(String(size), 'int8')}, "sha256" = ${p.add(sha256, 'text')} WHERE ${where(p)}`, p.values);
+    await db.query(
+      `UPDATE "file" SET "size" = ${p.add(String(size), 'int8')}, "sha256" = ${p.add(sha256, 'text')} WHERE ${where(p)}`,
+      p.values,
+    );
     return { id, size, content_type: type, sha256 };
   } catch (error) {
     await reader?.cancel().catch(() => {});

@@ -62,7 +62,12 @@ export const jobView = (job: Job) => ({
   finished_at: job.finished_at,
 });
 
-export async function createJob(q: Queryable, organisationId: string, resource: string, fileId: string): Promise<Job | null> {
+export async function createJob(
+  q: Queryable,
+  organisationId: string,
+  resource: string,
+  fileId: string,
+): Promise<Job | null> {
   const p = new Params();
   const org = p.add(organisationId, 'uuid');
   const [job] = await q.query<Job & Record<string, unknown>>(
@@ -97,7 +102,11 @@ async function claim(db: Database): Promise<(Job & { content_type: FileType }) |
 }
 
 /** CSV cells are text: each becomes the JSON value its field (or custom field) takes; empty cells are left out. */
-function fromCsv(record: Record<string, string>, target: ImportTarget, customTypes: Map<string, CustomField['type']>): Record<string, unknown> {
+function fromCsv(
+  record: Record<string, string>,
+  target: ImportTarget,
+  customTypes: Map<string, CustomField['type']>,
+): Record<string, unknown> {
   const item: Record<string, unknown> = {};
   for (const [key, cell] of Object.entries(record)) {
     if (cell === '') continue;
@@ -158,7 +167,8 @@ async function* items(q: Queryable, job: Job, type: FileType, target: ImportTarg
   for await (const piece of text) whole += piece;
   const parsed: unknown = JSON.parse(whole);
   const list = Array.isArray(parsed) ? parsed : (parsed as { items?: unknown })?.items;
-  if (!Array.isArray(list)) throw new FileFormatError('a JSON import file must be an array of items, or {"items": [...]}');
+  if (!Array.isArray(list))
+    throw new FileFormatError('a JSON import file must be an array of items, or {"items": [...]}');
   yield* list;
 }
 
@@ -166,7 +176,14 @@ async function* items(q: Queryable, job: Job, type: FileType, target: ImportTarg
 class TakenOver extends Error {}
 
 /** Writes one batch and the job's progress in one transaction. */
-async function commitBatch(db: Database, job: Job, target: ImportTarget, batch: unknown[], offset: number, errorsKept: number): Promise<BatchResult> {
+async function commitBatch(
+  db: Database,
+  job: Job,
+  target: ImportTarget,
+  batch: unknown[],
+  offset: number,
+  errorsKept: number,
+): Promise<BatchResult> {
   return db.transaction(async (tx) => {
     // The job row is locked for the batch; its progress must still be where this process left it.
     const lock = new Params();
@@ -221,11 +238,16 @@ async function run(db: Database, job: Job & { content_type: FileType }, target: 
     if (error instanceof TakenOver) return;
     // A file that does not parse fails the job; anything else (the database went away) leaves it
     // running, to be resumed once its heartbeat is stale.
-    const unreadable = error instanceof SyntaxError || String((error as { code?: unknown }).code).startsWith('CSV_') || error instanceof FileFormatError;
-    if (unreadable) return finish(db, job, `the file could not be read at item ${index + 1}: ${(error as Error).message}`);
+    const unreadable =
+      error instanceof SyntaxError ||
+      String((error as { code?: unknown }).code).startsWith('CSV_') ||
+      error instanceof FileFormatError;
+    if (unreadable)
+      return finish(db, job, `the file could not be read at item ${index + 1}: ${(error as Error).message}`);
     // A database error that retrying cannot cure (a value it refuses) fails the job too.
     const mapped = mapDatabaseError(error);
-    if (mapped.status < 500) return finish(db, job, `items ${index - batch.length + 1} to ${index} could not be written: ${mapped.message}`);
+    if (mapped.status < 500)
+      return finish(db, job, `items ${index - batch.length + 1} to ${index} could not be written: ${mapped.message}`);
     throw error;
   }
 }

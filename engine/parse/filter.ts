@@ -20,9 +20,11 @@ import {
 import { parseFieldRef } from './field.ts';
 import { Scanner } from './scanner.ts';
 
-const OPERATORS_EXPECTED = '"not" or an operator (eq, neq, gt, gte, lt, lte, like, ilike, match, imatch, in, is, isdistinct, cs, cd, ov, sl, sr, nxr, nxl, adj, fts, plfts, phfts, wfts)';
+const OPERATORS_EXPECTED =
+  '"not" or an operator (eq, neq, gt, gte, lt, lte, like, ilike, match, imatch, in, is, isdistinct, cs, cd, ov, sl, sr, nxr, nxl, adj, fts, plfts, phfts, wfts)';
 
-const isOneOf = <T extends string>(list: readonly T[], value: string): value is T => (list as readonly string[]).includes(value);
+const isOneOf = <T extends string>(list: readonly T[], value: string): value is T =>
+  (list as readonly string[]).includes(value);
 
 /** Reads an operator's value; which characters end it depends on where the filter stands. */
 type ValueReader = (s: Scanner) => string;
@@ -150,7 +152,12 @@ function parseTreeItems(s: Scanner, depth = 1): Condition[] {
     const group = LOGIC_GROUP.exec(s.input.slice(s.pos));
     if (group) {
       s.pos += (group[1] ?? '').length + group[2]!.length;
-      items.push({ kind: 'logic', op: group[2] as 'and' | 'or', negated: Boolean(group[1]), children: parseTreeItems(s, depth + 1) });
+      items.push({
+        kind: 'logic',
+        op: group[2] as 'and' | 'or',
+        negated: Boolean(group[1]),
+        children: parseTreeItems(s, depth + 1),
+      });
     } else {
       if (s.peek() === ')' || s.peek() === ',' || s.done) {
         throw s.error('a field name, "not" or a logic operator (and, or)');

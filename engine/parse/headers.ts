@@ -36,7 +36,9 @@ export function parsePreferences(header: string | null | undefined): Preferences
       prefs.maxAffected ??= Number(value);
       continue;
     }
-    const allowed: readonly string[] | undefined = Object.hasOwn(PREFERENCE_VALUES, name) ? PREFERENCE_VALUES[name as keyof typeof PREFERENCE_VALUES] : undefined;
+    const allowed: readonly string[] | undefined = Object.hasOwn(PREFERENCE_VALUES, name)
+      ? PREFERENCE_VALUES[name as keyof typeof PREFERENCE_VALUES]
+      : undefined;
     if (allowed?.includes(value)) prefs[name] ??= value;
     else invalid.push(item);
   }
@@ -53,7 +55,9 @@ export function parsePreferences(header: string | null | undefined): Preferences
 /** `Range: 0-24` (also `items=0-24`); `Range-Unit` must be `items` when given. */
 export function parseRange(range: string | null | undefined, unit: string | null | undefined): RangeHeader | null {
   if (unit != null && unit.trim().toLowerCase() !== 'items') {
-    throw new ApiError('INVALID_QUERY', `Range-Unit must be "items", not "${unit}"`, { context: { header: 'Range-Unit' } });
+    throw new ApiError('INVALID_QUERY', `Range-Unit must be "items", not "${unit}"`, {
+      context: { header: 'Range-Unit' },
+    });
   }
   if (range == null || range.trim() === '') return null;
   const match = /^\s*(?:items=)?(\d{1,15})-(\d{0,15})\s*$/.exec(range);
@@ -65,10 +69,14 @@ export function parseRange(range: string | null | undefined, unit: string | null
   const from = Number(match[1]);
   const to = match[2] ? Number(match[2]) : null;
   if (to !== null && to < from) {
-    throw new ApiError('RANGE_NOT_SATISFIABLE', 'the lower boundary of the Range header must be lower than or equal to the upper one', {
-      context: { header: 'Range', range },
-      headers: { 'Content-Range': '*/*' },
-    });
+    throw new ApiError(
+      'RANGE_NOT_SATISFIABLE',
+      'the lower boundary of the Range header must be lower than or equal to the upper one',
+      {
+        context: { header: 'Range', range },
+        headers: { 'Content-Range': '*/*' },
+      },
+    );
   }
   return { from, to };
 }

@@ -85,9 +85,13 @@ export function parseQuery(raw: string): QueryParams {
       const [, prefix, word] = special;
       const logic = word === 'and' || word === 'or';
       if (prefix !== undefined && !(logic && prefix === 'not')) {
-        throw new ApiError('INVALID_QUERY', `"${key}" addresses an embedded resource "${prefix}"; embedding is not supported`, {
-          context: { parameter: key },
-        });
+        throw new ApiError(
+          'INVALID_QUERY',
+          `"${key}" addresses an embedded resource "${prefix}"; embedding is not supported`,
+          {
+            context: { parameter: key },
+          },
+        );
       }
       if (logic) where.push(parseLogicTree(key, value));
       else if (word === 'order') order = parseOrder(value);

@@ -62,7 +62,7 @@ export class Scanner {
     this.expect('"');
     let out = '';
     for (;;) {
-      if (this.done) throw this.error('a closing \'"\'');
+      if (this.done) throw this.error("a closing '\"'");
       const c = this.input[this.pos++]!;
       if (c === '"') return out;
       if (c === '\\' && !this.done) out += this.input[this.pos++];
@@ -77,8 +77,12 @@ export class Scanner {
   error(expected: string): ApiError {
     const found = this.done ? 'end of input' : `"${this.peek()}"`;
     const column = this.offset + this.pos + 1;
-    return new ApiError('INVALID_QUERY', `failed to parse ${this.what} (${this.shown}) at column ${column}: expected ${expected}, found ${found}`, {
-      context: { parameter: this.shown, column, expected, found },
-    });
+    return new ApiError(
+      'INVALID_QUERY',
+      `failed to parse ${this.what} (${this.shown}) at column ${column}: expected ${expected}, found ${found}`,
+      {
+        context: { parameter: this.shown, column, expected, found },
+      },
+    );
   }
 }

@@ -52,7 +52,8 @@ function parseOrderTerm(s: Scanner): OrderTerm {
   if (s.eat('.nullsfirst')) nulls = 'first';
   else if (s.eat('.nullslast')) nulls = 'last';
   s.skipSpaces();
-  if (!s.done && s.peek() !== ',') throw s.error('".asc", ".desc", ".nullsfirst", ".nullslast", "," or the end of order');
+  if (!s.done && s.peek() !== ',')
+    throw s.error('".asc", ".desc", ".nullsfirst", ".nullslast", "," or the end of order');
   return { field, direction, nulls };
 }
 

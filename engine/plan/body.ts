@@ -20,7 +20,8 @@ export function realDate(text: string): boolean {
 
 export const DATE = /^\d{4}-\d{2}-\d{2}$/;
 /** ISO 8601 with an offset: `2026-12-01T09:00:00Z`, `2026-12-01T09:00:00.5+01:00`, seconds optional. */
-export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,6})?)?(?:Z|[+-](?:0\d|1[0-5])(?::?[0-5]\d)?)$/i;
+export const TIMESTAMP =
+  /^\d{4}-\d{2}-\d{2}[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,6})?)?(?:Z|[+-](?:0\d|1[0-5])(?::?[0-5]\d)?)$/i;
 const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 /** Text PostgreSQL can store: no NUL character, no unpaired surrogate. */
@@ -48,21 +49,30 @@ const KIND_SCHEMA: Record<FieldKind, () => v.GenericSchema> = {
       [v.pipe(v.number(), v.finite()), v.pipe(v.string(), v.regex(NUMERIC), v.check(sensibleExponent))],
       'must be a number',
     ),
-  date: () => v.pipe(v.string('must be a date (YYYY-MM-DD)'), v.regex(DATE, 'must be a date (YYYY-MM-DD)'), v.check(realDate, 'is not a real date')),
+  date: () =>
+    v.pipe(
+      v.string('must be a date (YYYY-MM-DD)'),
+      v.regex(DATE, 'must be a date (YYYY-MM-DD)'),
+      v.check(realDate, 'is not a real date'),
+    ),
   timestamptz: () =>
     v.pipe(
       v.string('must be an ISO 8601 timestamp with an offset'),
       v.regex(TIMESTAMP, 'must be an ISO 8601 timestamp with an offset, such as 2026-12-01T09:00:00Z'),
       v.check(realDate, 'is not a real date'),
     ),
-  'text[]': () => v.array(v.pipe(v.string('must be a string'), v.check(storable, NOT_STORABLE)), 'must be an array of strings'),
+  'text[]': () =>
+    v.array(v.pipe(v.string('must be a string'), v.check(storable, NOT_STORABLE)), 'must be an array of strings'),
   jsonb: () => v.unknown(),
 };
 
 function fieldSchema(field: Field): v.GenericSchema {
   let base = field.enum ? v.picklist(field.enum, `must be one of ${field.enum.join(', ')}`) : KIND_SCHEMA[field.kind]();
   if (field.indexed && field.kind === 'text' && !field.enum) {
-    base = v.pipe(base as v.GenericSchema<string>, v.maxLength(INDEXED_TEXT_MAX, `must be at most ${INDEXED_TEXT_MAX} characters`));
+    base = v.pipe(
+      base as v.GenericSchema<string>,
+      v.maxLength(INDEXED_TEXT_MAX, `must be at most ${INDEXED_TEXT_MAX} characters`),
+    );
   }
   return field.nullable ? v.nullable(base) : base;
 }
@@ -82,7 +92,8 @@ export interface BodySchemas {
 export function bodySchemas(resource: Resource): BodySchemas {
   const create = resource.fields.filter((f) => !SET_BY_SERVER.has(f.name));
   const update = create.filter((f) => f.name !== 'id');
-  const partial = (fields: Field[]) => v.partial(v.object(Object.fromEntries(fields.map((f) => [f.name, fieldSchema(f)]))));
+  const partial = (fields: Field[]) =>
+    v.partial(v.object(Object.fromEntries(fields.map((f) => [f.name, fieldSchema(f)]))));
   return {
     writable: { create: new Set(create.map((f) => f.name)), update: new Set(update.map((f) => f.name)) },
     schema: { create: partial(create), update: partial(update) },
@@ -139,17 +150,25 @@ export function inspectItem(
   // One problem per field: the first check it fails.
   const result = v.safeParse(schemas.schema[mode], row, { abortEarly: false, abortPipeEarly: true });
   if (!result.success) {
-    for (const issue of result.issues) invalid.push({ field: String(issue.path?.[0]?.key ?? ''), message: issue.message });
+    for (const issue of result.issues)
+      invalid.push({ field: String(issue.path?.[0]?.key ?? ''), message: issue.message });
   }
   for (const rule of resource.rules) {
     const failedAlready = invalid.some((p) => p.field === rule.field);
-    if (rule.field in row && !failedAlready && !rule.allows(row[rule.field])) invalid.push({ field: rule.field, message: rule.message });
+    if (rule.field in row && !failedAlready && !rule.allows(row[rule.field]))
+      invalid.push({ field: rule.field, message: rule.message });
   }
   return { row, claimed, unknown, invalid };
 }
 
 /** 400 UNKNOWN_FIELD or VALIDATION_FAILED for an item's (or a whole body's) problems, if any. */
-export function problemsError(resource: Resource, schemas: BodySchemas, mode: BodyMode, unknown: Problem[], invalid: Problem[]): ApiError | null {
+export function problemsError(
+  resource: Resource,
+  schemas: BodySchemas,
+  mode: BodyMode,
+  unknown: Problem[],
+  invalid: Problem[],
+): ApiError | null {
   if (unknown.length > 0) {
     const names = [...new Set(unknown.map((p) => p.field))];
     return new ApiError('UNKNOWN_FIELD', `${resource.name} has no field ${names.map((n) => `"${n}"`).join(', ')}`, {
@@ -161,9 +180,13 @@ export function problemsError(resource: Resource, schemas: BodySchemas, mode: Bo
     const first = invalid[0]!;
     const where = first.item === undefined ? '' : `item ${first.item}: `;
     const more = invalid.length > 1 ? ` (and ${invalid.length - 1} more)` : '';
-    return new ApiError('VALIDATION_FAILED', `the body is not valid: ${where}${first.field || 'the item'} ${first.message}${more}`, {
-      context: invalid,
-    });
+    return new ApiError(
+      'VALIDATION_FAILED',
+      `the body is not valid: ${where}${first.field || 'the item'} ${first.message}${more}`,
+      {
+        context: invalid,
+      },
+    );
   }
   return null;
 }

@@ -17,8 +17,14 @@ const FITS: Record<CustomFieldType, [(value: unknown) => boolean, string]> = {
   number: [(v) => typeof v === 'number' && Number.isFinite(v), 'must be a number'],
   boolean: [(v) => typeof v === 'boolean', 'must be true or false'],
   date: [(v) => typeof v === 'string' && DATE.test(v) && realDate(v), 'must be a date (YYYY-MM-DD)'],
-  datetime: [(v) => typeof v === 'string' && TIMESTAMP.test(v) && realDate(v), 'must be an ISO 8601 timestamp with an offset'],
-  string_list: [(v) => Array.isArray(v) && v.every((x) => typeof x === 'string' && storable(x)), 'must be an array of strings'],
+  datetime: [
+    (v) => typeof v === 'string' && TIMESTAMP.test(v) && realDate(v),
+    'must be an ISO 8601 timestamp with an offset',
+  ],
+  string_list: [
+    (v) => Array.isArray(v) && v.every((x) => typeof x === 'string' && storable(x)),
+    'must be an array of strings',
+  ],
 };
 
 /** Why a value does not fit its field, or null when it does (null always fits: it clears the value). */

@@ -100,7 +100,10 @@ function resolve(resource: Resource, ref: FieldRef, use: 'select' | 'filter' | '
   }
   if (use === 'filter' && !field.filterable) {
     throw new ApiError('UNKNOWN_FIELD', `${resource.name} cannot be filtered on "${field.name}"`, {
-      hint: `Filterable fields: ${resource.fields.filter((f) => f.filterable).map((f) => f.name).join(', ')}.`,
+      hint: `Filterable fields: ${resource.fields
+        .filter((f) => f.filterable)
+        .map((f) => f.name)
+        .join(', ')}.`,
       context: { resource: resource.name, field: field.name },
     });
   }
@@ -113,21 +116,30 @@ function resolve(resource: Resource, ref: FieldRef, use: 'select' | 'filter' | '
   }
   if (ref.jsonPath.length === 0) return { field, jsonPath: [], type: SQL_TYPE[field.kind] };
   if (field.kind !== 'jsonb') {
-    throw new ApiError('INVALID_QUERY', `"${showField(ref)}": a JSON path ("->", "->>") applies only to JSON fields, and ${field.name} is ${field.kind}`, {
-      context: { field: field.name },
-    });
+    throw new ApiError(
+      'INVALID_QUERY',
+      `"${showField(ref)}": a JSON path ("->", "->>") applies only to JSON fields, and ${field.name} is ${field.kind}`,
+      {
+        context: { field: field.name },
+      },
+    );
   }
   const last = ref.jsonPath[ref.jsonPath.length - 1]!;
   return { field, jsonPath: ref.jsonPath, type: last.arrow === '->>' ? 'text' : 'jsonb' };
 }
 
 /** The kind a target's values must have: the field's, or text/JSON after a JSON path. */
-const valueKind = (target: Target) => (target.jsonPath.length === 0 ? target.field.kind : target.type === 'text' ? 'text' : 'jsonb');
+const valueKind = (target: Target) =>
+  target.jsonPath.length === 0 ? target.field.kind : target.type === 'text' ? 'text' : 'jsonb';
 
 function refuse(target: Target, op: string, why: string): never {
-  throw new ApiError('INVALID_QUERY', `operator "${op}" cannot be used on ${showField({ name: target.field.name, jsonPath: target.jsonPath })}: ${why}`, {
-    context: { field: target.field.name, operator: op },
-  });
+  throw new ApiError(
+    'INVALID_QUERY',
+    `operator "${op}" cannot be used on ${showField({ name: target.field.name, jsonPath: target.jsonPath })}: ${why}`,
+    {
+      context: { field: target.field.name, operator: op },
+    },
+  );
 }
 
 const operatorName = (operation: Operation): string =>
@@ -141,7 +153,12 @@ function planOperation(target: Target, operation: Operation): PlannedOperation {
 
   switch (operation.kind) {
     case 'is':
-      return { kind: 'is', keyword: ({ null: 'NULL', not_null: 'NOT NULL', true: 'TRUE', false: 'FALSE', unknown: 'UNKNOWN' } as const)[operation.value] };
+      return {
+        kind: 'is',
+        keyword: ({ null: 'NULL', not_null: 'NOT NULL', true: 'TRUE', false: 'FALSE', unknown: 'UNKNOWN' } as const)[
+          operation.value
+        ],
+      };
     case 'in':
       for (const v of operation.values) checkValue(name, kind, v);
       return { kind: 'in', array: arrayLiteral(operation.values), type: target.type };
@@ -158,11 +175,20 @@ function planOperation(target: Target, operation: Operation): PlannedOperation {
         checkValue(name, kind, operation.value);
         return { kind: 'compare', operator, value: pattern(operation.value), type: target.type };
       }
-      if (kind === 'text[]' || kind === 'jsonb') refuse(target, `${operation.op}(${operation.quantifier})`, `it applies to scalar fields, and this field is ${kind}`);
+      if (kind === 'text[]' || kind === 'jsonb')
+        refuse(
+          target,
+          `${operation.op}(${operation.quantifier})`,
+          `it applies to scalar fields, and this field is ${kind}`,
+        );
       if (!/^\{.*\}$/s.test(operation.value.trim())) {
-        throw new ApiError('INVALID_QUERY', `${operation.op}(${operation.quantifier}) on ${name} takes an array literal such as {a,b}, not "${operation.value}"`, {
-          context: { field: name, value: operation.value },
-        });
+        throw new ApiError(
+          'INVALID_QUERY',
+          `${operation.op}(${operation.quantifier}) on ${name} takes an array literal such as {a,b}, not "${operation.value}"`,
+          {
+            context: { field: name, value: operation.value },
+          },
+        );
       }
       return {
         kind: 'quantified',
@@ -197,18 +223,29 @@ function columnKey(item: Extract<SelectItem, { kind: 'field' }>): string {
   const named = [...item.field.jsonPath].reverse().find((step) => typeof step.key === 'string');
   const key = item.alias ?? (named ? String(named.key) : item.field.name);
   if (!SAFE_KEY.test(key) || Buffer.byteLength(key) > 63) {
-    throw new ApiError('INVALID_QUERY', `"${key}" cannot be a key of the response: use an alias of letters, digits, "_", "$", "-" or spaces, at most 63 bytes`, {
-      context: { field: item.field.name, key },
-    });
+    throw new ApiError(
+      'INVALID_QUERY',
+      `"${key}" cannot be a key of the response: use an alias of letters, digits, "_", "$", "-" or spaces, at most 63 bytes`,
+      {
+        context: { field: item.field.name, key },
+      },
+    );
   }
   return key;
 }
 
-export function planColumns(resource: Resource, select: readonly SelectItem[] | null): { columns: PlannedColumn[]; star: boolean } {
+export function planColumns(
+  resource: Resource,
+  select: readonly SelectItem[] | null,
+): { columns: PlannedColumn[]; star: boolean } {
   const items = select ?? [{ kind: 'star' } as const];
   const columns: PlannedColumn[] = [];
   let star = false;
-  const whole = (field: Field): PlannedColumn => ({ target: { field, jsonPath: [], type: SQL_TYPE[field.kind] }, cast: null, key: field.name });
+  const whole = (field: Field): PlannedColumn => ({
+    target: { field, jsonPath: [], type: SQL_TYPE[field.kind] },
+    cast: null,
+    key: field.name,
+  });
   for (const item of items) {
     if (item.kind === 'star') {
       star = true;

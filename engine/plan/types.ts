@@ -10,14 +10,34 @@ export interface Target {
   readonly type: string;
 }
 
-export type Comparison = '=' | '<>' | '>' | '>=' | '<' | '<=' | 'LIKE' | 'ILIKE' | '~' | '~*' | '@>' | '<@' | '&&' | 'IS DISTINCT FROM';
+export type Comparison =
+  | '='
+  | '<>'
+  | '>'
+  | '>='
+  | '<'
+  | '<='
+  | 'LIKE'
+  | 'ILIKE'
+  | '~'
+  | '~*'
+  | '@>'
+  | '<@'
+  | '&&'
+  | 'IS DISTINCT FROM';
 export type IsKeyword = 'NULL' | 'NOT NULL' | 'TRUE' | 'FALSE' | 'UNKNOWN';
 export type TsQueryFunction = 'to_tsquery' | 'plainto_tsquery' | 'phraseto_tsquery' | 'websearch_to_tsquery';
 
 /** Values travel as bound parameters cast to `type`; nothing here is ever spliced into SQL. */
 export type PlannedOperation =
   | { readonly kind: 'compare'; readonly operator: Comparison; readonly value: string; readonly type: string }
-  | { readonly kind: 'quantified'; readonly operator: Comparison; readonly quantifier: 'ANY' | 'ALL'; readonly array: string; readonly type: string }
+  | {
+      readonly kind: 'quantified';
+      readonly operator: Comparison;
+      readonly quantifier: 'ANY' | 'ALL';
+      readonly array: string;
+      readonly type: string;
+    }
   | { readonly kind: 'in'; readonly array: string; readonly type: string }
   | { readonly kind: 'is'; readonly keyword: IsKeyword }
   | { readonly kind: 'fts'; readonly fn: TsQueryFunction; readonly language: string | null; readonly query: string };

@@ -66,14 +66,18 @@ const isObject = (body: unknown): body is Row => typeof body === 'object' && bod
 export function planInsert(resource: Resource, schemas: BodySchemas, request: ApiRequest, body: unknown): InsertPlan {
   const array = Array.isArray(body);
   if (!array && !isObject(body)) {
-    throw new ApiError('VALIDATION_FAILED', `POST takes a JSON object or an array of objects`, { context: [{ field: '', message: 'must be an object or an array' }] });
+    throw new ApiError('VALIDATION_FAILED', `POST takes a JSON object or an array of objects`, {
+      context: [{ field: '', message: 'must be an object or an array' }],
+    });
   }
   let items = array ? (body as unknown[]) : [body];
   // With `columns=`, only the listed keys are read from each item, as PostgREST does.
   const listed = request.query.columns === null ? null : fieldList(resource, 'columns', request.query.columns);
   if (listed) {
     const names = new Set(listed.map((f) => f.name));
-    items = items.map((item) => (isObject(item) ? Object.fromEntries(Object.entries(item).filter(([k]) => names.has(k))) : item));
+    items = items.map((item) =>
+      isObject(item) ? Object.fromEntries(Object.entries(item).filter(([k]) => names.has(k))) : item,
+    );
   }
   const { rows, claimedOrganisations } = checkItems(resource, schemas, items, 'create', { array });
   // The body's fields: the union of the items' keys in order of appearance, or the listed ones.
@@ -85,14 +89,22 @@ export function planInsert(resource: Resource, schemas: BodySchemas, request: Ap
   const prefs = request.preferences;
   if (prefs.missing === 'default') {
     for (const row of rows) {
-      for (const field of fields) if (!(field.name in row) && field.defaultValue !== undefined) row[field.name] = field.defaultValue;
+      for (const field of fields)
+        if (!(field.name in row) && field.defaultValue !== undefined) row[field.name] = field.defaultValue;
     }
   }
 
   let conflict: InsertPlan['conflict'] = null;
   if (prefs.resolution) {
-    const target = request.query.onConflict === null ? [resource.field('id')].filter((f) => f !== undefined) : fieldList(resource, 'on_conflict', request.query.onConflict);
-    if (target.length === 0) throw new ApiError('INVALID_QUERY', `${resource.name} needs on_conflict= to say which fields identify a duplicate`);
+    const target =
+      request.query.onConflict === null
+        ? [resource.field('id')].filter((f) => f !== undefined)
+        : fieldList(resource, 'on_conflict', request.query.onConflict);
+    if (target.length === 0)
+      throw new ApiError(
+        'INVALID_QUERY',
+        `${resource.name} needs on_conflict= to say which fields identify a duplicate`,
+      );
     conflict = { target, action: prefs.resolution === 'merge-duplicates' ? 'update' : 'nothing' };
   }
   const out = output(resource, request);
@@ -100,7 +112,11 @@ export function planInsert(resource: Resource, schemas: BodySchemas, request: Ap
     kind: 'insert',
     resource,
     ...out,
-    applied: [...(conflict ? [`resolution=${prefs.resolution}`] : []), ...(prefs.missing ? [`missing=${prefs.missing}`] : []), ...out.applied],
+    applied: [
+      ...(conflict ? [`resolution=${prefs.resolution}`] : []),
+      ...(prefs.missing ? [`missing=${prefs.missing}`] : []),
+      ...out.applied,
+    ],
     fields,
     rows: JSON.stringify(rows),
     claimedOrganisations,
@@ -111,9 +127,13 @@ export function planInsert(resource: Resource, schemas: BodySchemas, request: Ap
 /** PATCH and DELETE act on the rows their filters select; without one they are refused. */
 function requiredFilters(resource: Resource, request: ApiRequest): PlannedCondition[] {
   if (request.query.where.length === 0) {
-    throw new ApiError('FILTER_REQUIRED', `${request.method} ${resource.name} needs at least one filter, such as ?id=eq.<id>`, {
-      hint: 'A PATCH or DELETE without filters would act on every row, so it is refused.',
-    });
+    throw new ApiError(
+      'FILTER_REQUIRED',
+      `${request.method} ${resource.name} needs at least one filter, such as ?id=eq.<id>`,
+      {
+        hint: 'A PATCH or DELETE without filters would act on every row, so it is refused.',
+      },
+    );
   }
   return request.query.where.map((c) => planCondition(resource, c));
 }
@@ -128,7 +148,10 @@ export function planUpdate(resource: Resource, schemas: BodySchemas, request: Ap
   // On `*_details`, keys that are not fields of the resource are custom-field keys, resolved
   // (and refused when unknown) against the organisation's custom fields by the statement.
   const isCustom = resource.customFields ? (key: string) => !resource.field(key) : undefined;
-  const { rows, claimedOrganisations } = checkItems(resource, schemas, [body], 'update', { array: false, extra: isCustom });
+  const { rows, claimedOrganisations } = checkItems(resource, schemas, [body], 'update', {
+    array: false,
+    extra: isCustom,
+  });
   const row = rows[0]!;
   const fields = resource.fields.filter((f) => f.name in row);
   const custom = isCustom ? Object.fromEntries(Object.entries(row).filter(([k]) => isCustom(k))) : {};

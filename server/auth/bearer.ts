@@ -4,13 +4,14 @@
  * A missing or malformed header is refused here without touching the database.
  */
 import type { MiddlewareHandler } from 'hono';
-import { unauthorized as engineUnauthorized } from '../../engine/errors.ts';
 import type { Scope } from '../../engine/compile/scope.ts';
+import { unauthorized as engineUnauthorized } from '../../engine/errors.ts';
 import { hashToken, isWellFormedToken } from './tokens.ts';
 
 export type AuthVariables = { scope: Scope; requestId: string };
 
-const HINT = 'Send "Authorization: Bearer <token>"; create a token with `npm run token -- create --organisation <uuid>`.';
+const HINT =
+  'Send "Authorization: Bearer <token>"; create a token with `npm run token -- create --organisation <uuid>`.';
 
 /** 401 with a hint on how to get a token; the message defaults to the engine's. */
 export const unauthorized = (message?: string) => engineUnauthorized(message, HINT);

@@ -31,7 +31,9 @@ export interface CreateTokenOptions {
 /** Creates the token, and its organisation if it does not exist yet. Returns the token once. */
 export async function createToken(db: Queryable, options: CreateTokenOptions): Promise<{ id: string; token: string }> {
   const token = PREFIX + randomBytes(32).toString('base64url');
-  await db.query('INSERT INTO organisation (id) VALUES ($1::uuid) ON CONFLICT (id) DO NOTHING', [options.organisationId]);
+  await db.query('INSERT INTO organisation (id) VALUES ($1::uuid) ON CONFLICT (id) DO NOTHING', [
+    options.organisationId,
+  ]);
   const expires = options.expiresInDays === undefined ? null : String(options.expiresInDays);
   const [row] = await db.query<{ id: string }>(
     `INSERT INTO api_token (organisation_id, name, token_hash, expires_at)
@@ -51,6 +53,9 @@ export async function listTokens(db: Queryable, organisationId: string): Promise
 
 /** Revokes a token by id; false when there is no such token (or it was already revoked). */
 export async function revokeToken(db: Queryable, tokenId: string): Promise<boolean> {
-  const rows = await db.query('UPDATE api_token SET revoked_at = now() WHERE id = $1::uuid AND revoked_at IS NULL RETURNING id', [tokenId]);
+  const rows = await db.query(
+    'UPDATE api_token SET revoked_at = now() WHERE id = $1::uuid AND revoked_at IS NULL RETURNING id',
+    [tokenId],
+  );
   return rows.length > 0;
 }

@@ -1,14 +1,14 @@
 /** The real app over a test database, plus organisations with tokens and rows to read. */
 import { randomUUID } from 'node:crypto';
-import { createEngine } from '../../engine/index.ts';
 import type { Queryable } from '../../engine/db/port.ts';
 import { importTargets } from '../../engine/imports/batch.ts';
 import { startImportWorker } from '../../engine/imports/jobs.ts';
+import { createEngine } from '../../engine/index.ts';
 import { createRegistry, type ResourceDefinition } from '../../engine/registry.ts';
 import { imports } from '../../schema/imports.ts';
 import { resources } from '../../schema/registry.ts';
-import { createToken } from '../../server/auth/tokens.ts';
 import { createApp } from '../../server/app.ts';
+import { createToken } from '../../server/auth/tokens.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export interface TestApp extends TestDatabase {
@@ -34,7 +34,12 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const app = createApp({
     engine,
     ping: () => database.db.query('SELECT 1'),
-    versioned: { db: database.db, targets, fileLimit: options.fileLimit ?? 100 * 1024 * 1024, wake: () => worker?.wake() },
+    versioned: {
+      db: database.db,
+      targets,
+      fileLimit: options.fileLimit ?? 100 * 1024 * 1024,
+      wake: () => worker?.wake(),
+    },
   });
   return {
     ...database,
