@@ -1,7 +1,7 @@
 /**
- * Every failure the engine or server can report, as a value: a code from the contract
- * (decisions.md section 5), its HTTP status, and a message that tells the caller what to change.
- * Errors are built here and rendered in one place (server/errors.ts).
+ * Every failure the engine or server can report, as a value: a code from the contract (the
+ * README's "Responses and errors"), its HTTP status, and a message that tells the caller what to
+ * change. Errors are built here and rendered in one place (server/errors.ts).
  */
 
 const CODES = {
@@ -34,7 +34,10 @@ export type ErrorCode = keyof typeof CODES;
 const TRANSIENT: ReadonlySet<ErrorCode> = new Set(['DATABASE_UNAVAILABLE', 'QUERY_TIMEOUT']);
 
 export interface ApiErrorOptions {
-  hint?: string;
+  /** What to change, where the message alone does not say. */
+  hint?: string | undefined;
+  /** More about what went wrong, as PostgREST's `details` gives it (the row count, the key that clashed). */
+  details?: string | undefined;
   context?: unknown;
   /** Extra response headers (Allow, WWW-Authenticate, Retry-After, Content-Range). */
   headers?: Record<string, string>;
@@ -47,10 +50,9 @@ export class ApiError extends Error {
   readonly isTransient: boolean;
   readonly contactSupport: boolean;
   readonly hint: string | undefined;
+  readonly details: string | undefined;
   readonly context: unknown;
   readonly headers: Record<string, string>;
-  /** Set when the caller's token was already found valid before this error arose. */
-  tokenChecked = false;
 
   constructor(
     readonly code: ErrorCode,
@@ -62,12 +64,11 @@ export class ApiError extends Error {
     this.isTransient = TRANSIENT.has(code);
     this.contactSupport = this.status >= 500 && !this.isTransient;
     this.hint = options.hint;
+    this.details = options.details;
     this.context = options.context;
     this.headers = options.headers ?? {};
   }
 }
-
-export const isApiError = (e: unknown): e is ApiError => e instanceof ApiError;
 
 /** 401 for a missing or bad token; `WWW-Authenticate` tells clients which scheme to use. */
 export const unauthorized = (message = 'the bearer token is unknown, expired or revoked', hint?: string): ApiError =>

@@ -4,13 +4,15 @@
  *   WritePlan) -> compile (one parameterized statement) -> execute (the database port) -> respond.
  * Hosts give it raw requests and a tenant scope and get back status, headers and body text.
  */
+import { compileKeysetPage } from './compile/keyset.ts';
 import { compileCountEstimate, compileRead } from './compile/read.ts';
 import { type Scope, scopeCte } from './compile/scope.ts';
 import { Params } from './compile/sql.ts';
 import { compileWrite } from './compile/write.ts';
 import { mapDatabaseError } from './db/errors.ts';
-import type { Database } from './db/port.ts';
+import type { Database, SqlParam } from './db/port.ts';
 import { ApiError, unauthorized } from './errors.ts';
+import { cursorError, decodeCursor, encodeCursor, pageLimit } from './keyset.ts';
 import { buildOpenApi, type OpenApiOptions } from './openapi.ts';
 import { parseJsonBody } from './parse/body.ts';
 import { parseRequest, type RawRequest } from './parse/index.ts';
@@ -20,25 +22,42 @@ import type { ReadPlan } from './plan/types.ts';
 import { planDelete, planInsert, planUpdate } from './plan/write.ts';
 import { ReadCache } from './read-cache.ts';
 import { type Registry, type Resource, VERBS } from './registry.ts';
-import type { ApiRequest } from './request.ts';
 import { type EngineResponse, respondRead, respondWrite } from './respond.ts';
 
 export interface EngineOptions {
   readonly registry: Registry;
   readonly db: Database;
-  /** The most rows one page may hold (decisions.md: MAX_ROWS, default 1000). */
+  /** The most rows one page may hold (MAX_ROWS in the README, default 1000). */
   readonly maxRows?: number;
   readonly openapi?: OpenApiOptions;
   /** Compiled reads kept for repeated requests (default 1000; 0 compiles every read). */
   readonly readCacheSize?: number;
 }
 
+/** What a keyset page asks for: `limit` (default 50, at most 1000) and the `cursor` of the previous page. */
+export interface PageRequest {
+  readonly limit?: string | undefined;
+  readonly cursor?: string | undefined;
+}
+
 export interface Engine {
   readonly registry: Registry;
   /** Serves one request on a resource. Throws ApiError for every failure a caller can cause. */
   handle(request: RawRequest, scope: Scope): Promise<EngineResponse>;
+  /**
+   * A keyset page of a versioned-API collection (`contacts`): `{"data": [...], "next_cursor": ...}`
+   * as JSON text. Throws ApiError as `handle` does; 404 for a collection without keyset pages.
+   */
+  page(collection: string, request: PageRequest, scope: Scope): Promise<string>;
   /** The organisation a scope stands for, or null when its token is unknown, expired or revoked. */
   authorize(scope: Scope): Promise<string | null>;
+  /**
+   * The error a caller whose request failed with `error` should see: a caller learns that their
+   * token is bad before anything else about the request, so a 4xx becomes 401 when the scope's
+   * token is not valid. `handle` and `page` apply this themselves; a host applies it to failures
+   * of its own (a body over its limit, an unknown path) before rendering them.
+   */
+  tokenFirst(scope: Scope, error: unknown): Promise<ApiError>;
   /** The OpenAPI 3.1 document, built once from the registry. */
   openapi(): Record<string, unknown>;
 }
@@ -59,6 +78,13 @@ interface ReadRow {
   body: string | null;
 }
 
+interface KeysetRow {
+  authorized: number;
+  n: number;
+  data: string;
+  last_key: string | null;
+}
+
 /** The methods a resource answers, for 405s and OPTIONS: HEAD comes with GET. */
 function allowedMethods(resource: Resource): string[] {
   const allowed = VERBS.filter((verb) => resource.verbs.has(verb)).flatMap((verb) =>
@@ -67,6 +93,15 @@ function allowedMethods(resource: Resource): string[] {
   return [...allowed, 'OPTIONS'];
 }
 
+/**
+ * An engine over a registry and a database.
+ * @example
+ * const engine = createEngine({ registry: createRegistry(resources), db: connectPostgres(url) });
+ * const { status, headers, body } = await engine.handle(
+ *   { method: 'GET', resource: 'contact', query: 'limit=10', header: () => null },
+ *   { organisationId },
+ * );
+ */
 export function createEngine(options: EngineOptions): Engine {
   const { registry, db } = options;
   const maxRows = options.maxRows ?? 1000;
@@ -80,12 +115,44 @@ export function createEngine(options: EngineOptions): Engine {
   const reads = new ReadCache(options.readCacheSize ?? 1000);
   let openapi: Record<string, unknown> | undefined;
 
-  async function execute<T>(text: string, params: readonly (string | null)[]): Promise<T[]> {
+  async function execute<T>(text: string, params: readonly SqlParam[]): Promise<T[]> {
     try {
       return (await db.query(text, params)) as T[];
     } catch (error) {
       throw mapDatabaseError(error);
     }
+  }
+
+  async function authorize(scope: Scope): Promise<string | null> {
+    const params = new Params();
+    const rows = await execute<{ organisation_id: string }>(
+      `${scopeCte(scope, params)} SELECT organisation_id FROM scope`,
+      params.values,
+    );
+    return rows[0]?.organisation_id ?? null;
+  }
+
+  async function tokenFirst(scope: Scope, error: unknown): Promise<ApiError> {
+    const failure = mapDatabaseError(error);
+    if (failure.status >= 500 || failure.code === 'UNAUTHORIZED') return failure;
+    // When the check itself fails, the original error stands.
+    const organisation = await authorize(scope).catch(() => undefined);
+    return organisation === null ? unauthorized() : failure;
+  }
+
+  /**
+   * Runs the stages up to and including the statement, which checks the token. A failure before
+   * the statement found the token valid is reported as tokenFirst says; what follows it is not.
+   */
+  async function untilAuthorized<T extends { readonly authorized: number }>(scope: Scope, run: () => Promise<T>) {
+    let result: T;
+    try {
+      result = await run();
+    } catch (error) {
+      throw await tokenFirst(scope, error);
+    }
+    if (result.authorized !== 1) throw unauthorized();
+    return result;
   }
 
   function resourceFor(name: string, method: string): Resource {
@@ -108,67 +175,8 @@ export function createEngine(options: EngineOptions): Engine {
     return resource;
   }
 
-  async function write(
-    resource: Resource,
-    request: ApiRequest,
-    raw: RawRequest,
-    scope: Scope,
-  ): Promise<EngineResponse> {
-    const schemas = bodySchemas.get(resource.name)!;
-    // DELETE takes no body; POST and PATCH take JSON.
-    const body = request.method === 'DELETE' ? null : parseJsonBody(raw.body ?? null, raw.header('content-type'));
-    const plan =
-      request.method === 'DELETE'
-        ? planDelete(resource, request)
-        : request.method === 'POST'
-          ? planInsert(resource, schemas, request, body)
-          : planUpdate(resource, schemas, request, body);
-    const statement = compileWrite(plan, scope);
-    // One statement is atomic by itself; `Prefer: tx=rollback` needs a transaction to undo it.
-    const [row] = plan.rollback
-      ? await dryRun<WriteRow>(statement.text, statement.params)
-      : await execute<WriteRow>(statement.text, statement.params);
-    if (row?.authorized !== 1) throw unauthorized();
-    return checked(() => {
-      if (row.allowed !== 1) {
-        throw new ApiError(
-          'FORBIDDEN',
-          'the body names another organisation; a token acts for its own organisation only',
-          {
-            hint: 'Leave organisation_id out of the body: it is taken from the token.',
-          },
-        );
-      }
-      return respondWrite(plan, {
-        affected: row.affected,
-        inserted: row.inserted,
-        locationId: row.location_id,
-        body: row.body,
-      });
-    });
-  }
-
-  /** The planner's estimate of the rows a read's filters select. */
-  async function estimateCount(plan: ReadPlan, scope: Scope): Promise<number> {
-    const statement = compileCountEstimate(plan, scope);
-    const [row] = await execute<{ 'QUERY PLAN': unknown }>(statement.text, statement.params);
-    const raw = row?.['QUERY PLAN'];
-    const parsed = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: { 'Plan Rows': number } }>;
-    return Math.round(parsed[0]?.Plan['Plan Rows'] ?? 0);
-  }
-
-  /** Runs `respond` after the statement found the token valid, marking its errors so. */
-  function checked(respond: () => EngineResponse): EngineResponse {
-    try {
-      return respond();
-    } catch (error) {
-      if (error instanceof ApiError) error.tokenChecked = true;
-      throw error;
-    }
-  }
-
   /** Runs a statement in a transaction that is always rolled back, and returns its rows. */
-  async function dryRun<T>(text: string, params: readonly (string | null)[]): Promise<T[]> {
+  async function dryRun<T>(text: string, params: readonly SqlParam[]): Promise<T[]> {
     let rows: T[] = [];
     const undo = new Error('dry run');
     try {
@@ -182,44 +190,111 @@ export function createEngine(options: EngineOptions): Engine {
     return rows;
   }
 
-  async function authorize(scope: Scope): Promise<string | null> {
-    const params = new Params();
-    const rows = await execute<{ organisation_id: string }>(
-      `${scopeCte(scope, params)} SELECT organisation_id FROM scope`,
-      params.values,
-    );
-    return rows[0]?.organisation_id ?? null;
+  async function write(raw: RawRequest & { readonly method: 'POST' | 'PATCH' | 'DELETE' }, scope: Scope) {
+    const { plan, row } = await untilAuthorized(scope, async () => {
+      const resource = resourceFor(raw.resource, raw.method);
+      const request = parseRequest(raw);
+      const schemas = bodySchemas.get(resource.name)!;
+      // DELETE takes no body; POST and PATCH take JSON.
+      const body = raw.method === 'DELETE' ? null : parseJsonBody(raw.body ?? null, raw.header('content-type'));
+      const plan =
+        raw.method === 'DELETE'
+          ? planDelete(resource, request)
+          : raw.method === 'POST'
+            ? planInsert(resource, schemas, request, body)
+            : planUpdate(resource, schemas, request, body);
+      const statement = compileWrite(plan, scope);
+      // One statement is atomic by itself; `Prefer: tx=rollback` needs a transaction to undo it.
+      const [row] = plan.rollback
+        ? await dryRun<WriteRow>(statement.text, statement.params)
+        : await execute<WriteRow>(statement.text, statement.params);
+      return { plan, row: row!, authorized: row?.authorized ?? 0 };
+    });
+    if (row.allowed !== 1) {
+      throw new ApiError(
+        'FORBIDDEN',
+        'the body names another organisation; a token acts for its own organisation only',
+        {
+          hint: 'Leave organisation_id out of the body: it is taken from the token.',
+        },
+      );
+    }
+    return respondWrite(plan, {
+      affected: row.affected,
+      inserted: row.inserted,
+      locationId: row.location_id,
+      body: row.body,
+    });
+  }
+
+  async function read(raw: RawRequest, scope: Scope) {
+    const { plan, row } = await untilAuthorized(scope, async () => {
+      const { plan, statement } = reads.read(raw, scope, () => {
+        const resource = resourceFor(raw.resource, raw.method);
+        const plan = planRead(resource, parseRequest({ ...raw, method: raw.method as 'GET' | 'HEAD' }), maxRows);
+        return { plan, statement: compileRead(plan, scope) };
+      });
+      const [row] = await execute<ReadRow>(statement.text, statement.params);
+      return { plan, row: row!, authorized: row?.authorized ?? 0 };
+    });
+    let total = row.total === null ? null : Number(row.total);
+    // Counting stops at MAX_ROWS + 1 for `estimated`; past that, and for `planned`, the
+    // planner's estimate serves (a second, cheap statement), so large counts cost little.
+    if (plan.count === 'planned' || (plan.count === 'estimated' && total === plan.limitOfCount)) {
+      // Never fewer than the rows this page has shown to exist.
+      total = Math.max(total ?? 0, plan.offset + row.page_total, await estimateCount(plan, scope));
+    }
+    return respondRead(plan, { pageTotal: row.page_total, total, body: row.body });
+  }
+
+  /** The planner's estimate of the rows a read's filters select. */
+  async function estimateCount(plan: ReadPlan, scope: Scope): Promise<number> {
+    const statement = compileCountEstimate(plan, scope);
+    const [row] = await execute<{ 'QUERY PLAN': unknown }>(statement.text, statement.params);
+    const raw = row?.['QUERY PLAN'];
+    const parsed = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: { 'Plan Rows': number } }>;
+    return Math.round(parsed[0]?.Plan['Plan Rows'] ?? 0);
   }
 
   return {
     registry,
 
     async handle(raw, scope) {
-      const resource = resourceFor(raw.resource, raw.method);
+      if (raw.method === 'POST' || raw.method === 'PATCH' || raw.method === 'DELETE') {
+        return write({ ...raw, method: raw.method }, scope);
+      }
       if (raw.method === 'OPTIONS') {
-        if ((await authorize(scope)) === null) throw unauthorized();
+        const { resource } = await untilAuthorized(scope, async () => ({
+          resource: resourceFor(raw.resource, raw.method),
+          authorized: (await authorize(scope)) === null ? 0 : 1,
+        }));
         return { status: 200, headers: { Allow: allowed.get(resource.name)!.header }, body: null };
       }
-      if (raw.method === 'POST' || raw.method === 'PATCH' || raw.method === 'DELETE') {
-        return write(resource, parseRequest({ ...raw, method: raw.method }), raw, scope);
-      }
-      const { plan, statement } = reads.read(raw, scope, () => {
-        const plan = planRead(resource, parseRequest({ ...raw, method: raw.method as 'GET' | 'HEAD' }), maxRows);
-        return { plan, statement: compileRead(plan, scope) };
+      return read(raw, scope);
+    },
+
+    async page(collection, request, scope) {
+      const row = await untilAuthorized(scope, async () => {
+        const resource = registry.collection(collection);
+        if (!resource?.keyset) {
+          throw new ApiError('NOT_FOUND', `there is no listing of "${collection}"`, {
+            hint: `Listings: ${registry.resources.flatMap((r) => (r.keyset ? [r.collection] : [])).join(', ')}.`,
+          });
+        }
+        const limit = pageLimit(request.limit);
+        const after = request.cursor === undefined ? null : decodeCursor(request.cursor, resource.keyset.length);
+        const statement = compileKeysetPage(resource, scope, limit, after);
+        const rows = await execute<KeysetRow>(statement.text, statement.params).catch((error: ApiError) => {
+          throw after === null ? error : cursorError(error);
+        });
+        return { ...rows[0]!, limit };
       });
-      const [row] = await execute<ReadRow>(statement.text, statement.params);
-      if (row?.authorized !== 1) throw unauthorized();
-      let total = row.total === null ? null : Number(row.total);
-      // Counting stops at MAX_ROWS + 1 for `estimated`; past that, and for `planned`, the
-      // planner's estimate serves (a second, cheap statement), so large counts cost little.
-      if (plan.count === 'planned' || (plan.count === 'estimated' && total === plan.limitOfCount)) {
-        // Never fewer than the rows this page has shown to exist.
-        total = Math.max(total ?? 0, plan.offset + row.page_total, await estimateCount(plan, scope));
-      }
-      return checked(() => respondRead(plan, { pageTotal: row.page_total, total, body: row.body }));
+      const next = row.n > row.limit && row.last_key !== null ? encodeCursor(row.last_key) : null;
+      return `{"data":${row.data},"next_cursor":${JSON.stringify(next)}}`;
     },
 
     authorize,
+    tokenFirst,
 
     openapi() {
       openapi ??= buildOpenApi(registry, options.openapi);
@@ -229,8 +304,11 @@ export function createEngine(options: EngineOptions): Engine {
 }
 
 export type { Scope } from './compile/scope.ts';
+export { mapDatabaseError as asApiError } from './db/errors.ts';
 export type { Database, Queryable } from './db/port.ts';
-export { ApiError, type ErrorCode, isApiError } from './errors.ts';
+export { ApiError, type ErrorCode } from './errors.ts';
+export { contentType, JSON_MEDIA } from './media-types.ts';
+export { parseJsonBody } from './parse/body.ts';
 export type { RawRequest } from './parse/index.ts';
 export { createRegistry, defineResource, type Registry, type Resource, type ResourceDefinition } from './registry.ts';
 export type { EngineResponse } from './respond.ts';

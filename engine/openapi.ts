@@ -7,8 +7,10 @@
 
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
+import { JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
+import { OPERATORS_BY_KIND } from './operators.ts';
 import { bodySchemas } from './plan/body.ts';
-import { OPERATORS, SELECT_CASTS } from './plan/read.ts';
+import { SELECT_CASTS } from './plan/read.ts';
 import { type Field, type FieldKind, type Registry, type Resource, VERBS, type Verb } from './registry.ts';
 import { CURRENT_VERSION, SUPPORTED_VERSIONS } from './versions.ts';
 
@@ -54,8 +56,8 @@ const ERROR_RESPONSES = {
 } as const;
 type ErrorStatus = keyof typeof ERROR_RESPONSES;
 
-const JSON_TYPE = 'application/json';
-const OBJECT_TYPE = 'application/vnd.pgrst.object+json';
+const JSON_TYPE = JSON_MEDIA;
+const OBJECT_TYPE = OBJECT_MEDIA;
 
 const ref = (section: 'schemas' | 'parameters' | 'responses' | 'headers', name: string): Json => ({
   $ref: `#/components/${section}/${name}`,
@@ -212,7 +214,7 @@ const filterKey = (resource: Resource, field: Field) => `filter.${resource.name}
 const orderKey = (resource: Resource) => `order.${resource.name}`;
 
 function filterParameter(field: Field): Json {
-  const operators = OPERATORS[field.kind];
+  const operators = OPERATORS_BY_KIND[field.kind];
   const values = field.enum ? `; one of ${field.enum.join(', ')}` : '';
   const description =
     `${field.description ? `${field.description.replace(/\.?$/, '. ')}` : ''}Filter on ${field.name} (${field.kind}${values}) as \`operator.value\`, ` +

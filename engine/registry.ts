@@ -1,8 +1,8 @@
 /**
  * The resource registry: what the API serves, read once at start-up. A resource definition names
  * its drizzle table and says which verbs it offers, which fields may be filtered and ordered and
- * which are managed by the server. Field names, SQL types, enums and nullability are derived from
- * the table, so the registry cannot disagree with the database.
+ * which are managed by the server. Field names, SQL types, enums, nullability, keys and references
+ * are derived from the table, so the registry cannot disagree with the database.
  */
 import { SQL } from 'drizzle-orm';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
@@ -11,18 +11,20 @@ export const VERBS = ['GET', 'POST', 'PATCH', 'DELETE'] as const;
 export type Verb = (typeof VERBS)[number];
 
 /** The value kinds the engine knows how to filter, validate and describe. */
-export type FieldKind =
-  | 'uuid'
-  | 'text'
-  | 'boolean'
-  | 'integer'
-  | 'numeric'
-  | 'date'
-  | 'timestamptz'
-  | 'text[]'
-  | 'jsonb';
+export const FIELD_KINDS = [
+  'uuid',
+  'text',
+  'boolean',
+  'integer',
+  'numeric',
+  'date',
+  'timestamptz',
+  'text[]',
+  'jsonb',
+] as const;
+export type FieldKind = (typeof FIELD_KINDS)[number];
 
-const KIND_BY_SQL_TYPE: Record<string, FieldKind> = {
+const KIND_BY_SQL_TYPE: Readonly<Record<string, FieldKind>> = {
   uuid: 'uuid',
   text: 'text',
   boolean: 'boolean',
@@ -39,27 +41,40 @@ export interface Field {
   readonly kind: FieldKind;
   readonly enum: readonly string[] | undefined;
   readonly nullable: boolean;
-  readonly hasDefault: boolean;
   /** The column's default when it is a plain value (false, 0, 'virtual'), for `Prefer: missing=default`. */
   readonly defaultValue: unknown;
   readonly filterable: boolean;
+  /** An allowed order field, or a field of the table's key (clients sort by the key by default). */
   readonly orderable: boolean;
-  /** Set by the server (ids, timestamps, organisation); a client value is ignored or refused. */
+  /**
+   * Set by the server: a body's value is ignored, except that `id` may be given on create and
+   * `organisation_id` must name the caller's own organisation.
+   */
   readonly serverManaged: boolean;
   /** Part of an index or unique constraint, which bounds how long its values may be. */
   readonly indexed: boolean;
   readonly description: string | undefined;
 }
 
-export type CustomFieldEntity = 'contact' | 'deal' | 'appointment';
-
-/** Custom-field values shown as extra properties, named by `custom_field.key`. */
+/** Custom-field values kept in a value table shaped like `appointment_custom_field`. */
 export interface CustomFieldsDefinition {
-  readonly entity: CustomFieldEntity;
-  /** The value table, shaped like `appointment_custom_field`. */
+  /** The `custom_field.entity` whose fields these are. */
+  readonly entity: string;
+  /** The value table. */
   readonly values: PgTable;
-  /** Its column that points at the resource's `id`. */
+  /** Its column that points at the record's `id`. */
   readonly parentKey: string;
+  /** The table of custom-field definitions (`custom_field`): key, type and entity of each field. */
+  readonly definitions: PgTable;
+}
+
+export interface CustomFields {
+  readonly entity: string;
+  /** The value table. */
+  readonly table: string;
+  readonly parentKey: string;
+  /** The table of custom-field definitions. */
+  readonly definitions: string;
 }
 
 /**
@@ -77,15 +92,28 @@ export interface ResourceDefinition {
   readonly table: PgTable;
   readonly description?: string;
   readonly verbs: readonly Verb[];
-  /** Fields `order` may name; none when absent. */
+  /** Fields `order` may name besides the table's key; none when absent. */
   readonly orderable?: readonly string[];
   /** Fields filters may name; every field when absent. */
   readonly filterable?: readonly string[];
   /** Defaults to id, created_at, updated_at and organisation_id. */
   readonly serverManaged?: readonly string[];
+  /** Custom-field values shown as extra properties named by `custom_field.key` (`*_details`). */
   readonly customFields?: CustomFieldsDefinition;
   readonly fieldDescriptions?: Readonly<Record<string, string>>;
   readonly rules?: readonly FieldRule[];
+  /** Its name in the versioned API, `/v1/<collection>`, where its keyset pages and imports are. */
+  readonly collection?: string;
+  /** Keyset pages at `GET /v1/<collection>`, ordered by these non-null fields; the last must be unique. */
+  readonly keyset?: readonly string[];
+  /** Imports at `/v1/<collection>/imports`: items matched on `external_id`, with these custom fields. */
+  readonly imports?: { readonly customFields?: CustomFieldsDefinition };
+}
+
+/** A foreign key `(organisation_id, field) -> table (organisation_id, id)`: a reference inside the organisation. */
+export interface Reference {
+  readonly field: string;
+  readonly table: string;
 }
 
 export interface Resource {
@@ -94,22 +122,43 @@ export interface Resource {
   readonly description: string | undefined;
   readonly verbs: ReadonlySet<Verb>;
   readonly fields: readonly Field[];
-  readonly customFields:
-    | { readonly entity: CustomFieldEntity; readonly table: string; readonly parentKey: string }
-    | undefined;
+  readonly customFields: CustomFields | undefined;
   readonly rules: readonly FieldRule[];
+  readonly references: readonly Reference[];
+  readonly collection: string | undefined;
+  readonly keyset: readonly Field[] | undefined;
+  readonly imports: { readonly customFields: CustomFields | undefined } | undefined;
   field(name: string): Field | undefined;
 }
 
 export interface Registry {
   readonly resources: readonly Resource[];
   get(name: string): Resource | undefined;
+  /** The resource a versioned-API collection (`contacts`) names. */
+  collection(name: string): Resource | undefined;
 }
 
 const DEFAULT_SERVER_MANAGED = ['id', 'created_at', 'updated_at', 'organisation_id'];
 
-/** Typed identity: lets a registry entry be written as a plain object literal. */
+/**
+ * Typed identity: lets a registry entry be written as a plain object literal.
+ * @example
+ * defineResource({ name: 'ticket', table: t.ticket, verbs: ['GET'], orderable: ['priority'] })
+ */
 export const defineResource = (definition: ResourceDefinition): ResourceDefinition => definition;
+
+function customFieldsOf(owner: string, def: CustomFieldsDefinition): CustomFields {
+  const values = getTableConfig(def.values);
+  if (!values.columns.some((c) => c.name === def.parentKey)) {
+    throw new Error(`registry: ${owner}: ${values.name} has no column ${def.parentKey}`);
+  }
+  return {
+    entity: def.entity,
+    table: values.name,
+    parentKey: def.parentKey,
+    definitions: getTableConfig(def.definitions).name,
+  };
+}
 
 function buildResource(def: ResourceDefinition): Resource {
   const config = getTableConfig(def.table);
@@ -123,18 +172,24 @@ function buildResource(def: ResourceDefinition): Resource {
   mustExist(def.orderable, 'orderable');
   mustExist(def.filterable, 'filterable');
   mustExist(def.serverManaged, 'serverManaged');
+  mustExist(def.keyset, 'keyset');
   mustExist(
     def.rules?.map((r) => r.field),
     'rules',
   );
   if (!columns.has('organisation_id')) throw new Error(`registry: ${config.name} has no organisation_id`);
+  if ((def.keyset || def.imports) && !def.collection) {
+    throw new Error(`registry: ${def.name} has keyset pages or imports, so it needs a collection name`);
+  }
 
   const indexed = new Set(
     [...config.indexes.flatMap((i) => i.config.columns), ...config.uniqueConstraints.flatMap((u) => u.columns)].map(
       (c) => ('name' in c ? c.name : ''),
     ),
   );
-  const orderable = new Set(def.orderable ?? []);
+  const key = new Set(config.primaryKeys.flatMap((k) => k.columns.map((c) => c.name)));
+  key.delete('organisation_id');
+  const orderable = new Set([...(def.orderable ?? []), ...key]);
   const filterable = def.filterable ? new Set(def.filterable) : null;
   const serverManaged = new Set(def.serverManaged ?? DEFAULT_SERVER_MANAGED);
   const fields: Field[] = config.columns.map((column) => {
@@ -145,7 +200,6 @@ function buildResource(def: ResourceDefinition): Resource {
       kind,
       enum: column.enumValues?.length ? column.enumValues : undefined,
       nullable: !column.notNull,
-      hasDefault: column.hasDefault,
       defaultValue: column.default instanceof SQL ? undefined : column.default,
       filterable: filterable ? filterable.has(column.name) : true,
       orderable: orderable.has(column.name),
@@ -156,14 +210,16 @@ function buildResource(def: ResourceDefinition): Resource {
   });
   const byName = new Map(fields.map((f) => [f.name, f]));
 
-  let customFields: Resource['customFields'];
-  if (def.customFields) {
-    const values = getTableConfig(def.customFields.values);
-    if (!values.columns.some((c) => c.name === def.customFields?.parentKey)) {
-      throw new Error(`registry: ${values.name} has no column ${def.customFields.parentKey}`);
-    }
-    customFields = { entity: def.customFields.entity, table: values.name, parentKey: def.customFields.parentKey };
-  }
+  const keyset = def.keyset?.map((name) => byName.get(name)!);
+  if (keyset?.some((f) => f.nullable)) throw new Error(`registry: ${def.name}.keyset names a nullable field`);
+
+  // Foreign keys (organisation_id, x) -> other (organisation_id, id) are references inside the organisation.
+  const references = config.foreignKeys.flatMap((fk) => {
+    const ref = fk.reference();
+    const [org, column] = ref.columns;
+    if (ref.columns.length !== 2 || org?.name !== 'organisation_id' || !column) return [];
+    return [{ field: column.name, table: getTableConfig(ref.foreignTable).name }];
+  });
 
   return {
     name: def.name,
@@ -171,18 +227,33 @@ function buildResource(def: ResourceDefinition): Resource {
     description: def.description,
     verbs: new Set(def.verbs),
     fields,
-    customFields,
+    customFields: def.customFields && customFieldsOf(def.name, def.customFields),
     rules: def.rules ?? [],
+    references,
+    collection: def.collection,
+    keyset,
+    imports: def.imports && {
+      customFields: def.imports.customFields && customFieldsOf(def.name, def.imports.customFields),
+    },
     field: (name) => byName.get(name),
   };
 }
 
+/**
+ * The registry of the given resources, checked against their tables.
+ * @example
+ * const registry = createRegistry(resources); // resources from schema/registry.ts
+ */
 export function createRegistry(definitions: readonly ResourceDefinition[]): Registry {
   const resources = definitions.map(buildResource);
   const byName = new Map<string, Resource>();
+  const byCollection = new Map<string, Resource>();
   for (const resource of resources) {
     if (byName.has(resource.name)) throw new Error(`registry: resource '${resource.name}' is defined twice`);
     byName.set(resource.name, resource);
+    if (resource.collection === undefined) continue;
+    if (byCollection.has(resource.collection)) throw new Error(`registry: collection '${resource.collection}' twice`);
+    byCollection.set(resource.collection, resource);
   }
-  return { resources, get: (name) => byName.get(name) };
+  return { resources, get: (name) => byName.get(name), collection: (name) => byCollection.get(name) };
 }

@@ -2,6 +2,7 @@
  * The typed request: what the parse stage makes of a query string and headers, before anything
  * is checked against the registry. Names here are what the caller wrote, not yet known to exist.
  */
+import type { CompareOperator, IsValue, SearchOperator } from './operators.ts';
 
 export interface JsonPathStep {
   readonly arrow: '->' | '->>';
@@ -13,28 +14,20 @@ export interface FieldRef {
   readonly jsonPath: readonly JsonPathStep[];
 }
 
-/** Operators that take an `(any)` / `(all)` modifier. */
-export const QUANTIFIABLE_OPS = ['eq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'match', 'imatch'] as const;
-export const SIMPLE_OPS = ['neq', 'isdistinct', 'cs', 'cd', 'ov', 'sl', 'sr', 'nxr', 'nxl', 'adj'] as const;
-export const FTS_OPS = ['fts', 'plfts', 'phfts', 'wfts'] as const;
-export const IS_VALUES = ['null', 'not_null', 'true', 'false', 'unknown'] as const;
+export type Quantifier = 'any' | 'all';
 
-export type QuantifiableOp = (typeof QUANTIFIABLE_OPS)[number];
-export type SimpleOp = (typeof SIMPLE_OPS)[number];
-export type FtsOp = (typeof FTS_OPS)[number];
-export type IsValue = (typeof IS_VALUES)[number];
-
+/** An operator and what followed it, as written; its grammar comes from the operator table (operators.ts). */
 export type Operation =
   | {
-      readonly kind: 'quantifiable';
-      readonly op: QuantifiableOp;
-      readonly quantifier: 'any' | 'all' | null;
+      readonly kind: 'compare';
+      readonly op: CompareOperator;
+      /** `(any)`/`(all)`: the value is a list `{a,b}`, as quantifiable operators allow. */
+      readonly quantifier: Quantifier | null;
       readonly value: string;
     }
-  | { readonly kind: 'simple'; readonly op: SimpleOp; readonly value: string }
   | { readonly kind: 'in'; readonly values: readonly string[] }
   | { readonly kind: 'is'; readonly value: IsValue }
-  | { readonly kind: 'fts'; readonly op: FtsOp; readonly language: string | null; readonly value: string };
+  | { readonly kind: 'search'; readonly op: SearchOperator; readonly config: string | null; readonly value: string };
 
 export interface FilterNode {
   readonly kind: 'filter';
@@ -71,9 +64,10 @@ export interface QueryParams {
   readonly order: readonly OrderTerm[];
   readonly limit: number | null;
   readonly offset: number | null;
-  /** `columns=` and `on_conflict=` (writes), kept raw for the write stage. */
-  readonly columns: string | null;
-  readonly onConflict: string | null;
+  /** `columns=a,b`: the body keys a POST reads; null when absent. */
+  readonly columns: readonly string[] | null;
+  /** `on_conflict=a,b`: the unique fields an upsert resolves on; null when absent. */
+  readonly onConflict: readonly string[] | null;
 }
 
 export type CountPreference = 'exact' | 'planned' | 'estimated';

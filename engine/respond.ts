@@ -5,6 +5,7 @@
  * built; it is passed through untouched.
  */
 import { ApiError } from './errors.ts';
+import { contentType, JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
 import type { ReadPlan, WritePlan } from './plan/types.ts';
 
 export interface EngineResponse {
@@ -20,8 +21,8 @@ export interface ReadResult {
   readonly body: string | null;
 }
 
-export const JSON_TYPE = 'application/json; charset=utf-8';
-const OBJECT_TYPE = 'application/vnd.pgrst.object+json; charset=utf-8';
+const JSON_TYPE = contentType(JSON_MEDIA);
+const OBJECT_TYPE = contentType(OBJECT_MEDIA);
 
 export function respondRead(plan: ReadPlan, result: ReadResult): EngineResponse {
   const { pageTotal: n, total } = result;
@@ -45,6 +46,7 @@ export function respondRead(plan: ReadPlan, result: ReadResult): EngineResponse 
       `a single object was requested (application/vnd.pgrst.object+json), but the result has ${n} rows`,
       {
         hint: 'Narrow the filters to exactly one row, or accept application/json for an array.',
+        details: `The result contains ${n} rows`,
         context: { rows: n },
       },
     );

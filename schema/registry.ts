@@ -1,8 +1,10 @@
 /**
  * The resources of the customer-engagement API (spec part 4). Each entry is the spec's table in
  * code: its verbs are exactly the spec's operations, its `orderable` list exactly the spec's
- * allowed order fields. Adding a resource means adding a table to `tables.ts`, an entry here,
- * and generating a migration (`npm run generate`).
+ * allowed order fields (every resource may also be ordered by its key). The versioned API's
+ * collections (`/v1/contacts`) say here what they offer: keyset pages, imports. Adding a resource
+ * means adding a table to `tables.ts`, an entry here, and generating a migration
+ * (`npm run generate`); the README's "Adding a resource" says more.
  */
 import { defineResource, type ResourceDefinition } from '../engine/registry.ts';
 import * as t from './tables.ts';
@@ -20,6 +22,8 @@ export const resources: readonly ResourceDefinition[] = [
     description: 'Appointments.',
     verbs: ['GET'],
     orderable: ['start_time'],
+    collection: 'appointments',
+    imports: { customFields: t.customFields.appointment },
   }),
   defineResource({
     name: 'appointment_details',
@@ -27,7 +31,7 @@ export const resources: readonly ResourceDefinition[] = [
     description: 'Appointments with their custom-field values as extra properties named by custom_field.key.',
     verbs: ['GET'],
     orderable: ['start_time'],
-    customFields: { entity: 'appointment', values: t.appointment_custom_field, parentKey: 'appointment_id' },
+    customFields: t.customFields.appointment,
   }),
   defineResource({
     name: 'appointment_type',
@@ -62,6 +66,8 @@ export const resources: readonly ResourceDefinition[] = [
     description: 'Deals.',
     verbs: ['GET', 'POST', 'PATCH', 'DELETE'],
     orderable: ['lost_at', 'won_at'],
+    collection: 'deals',
+    imports: { customFields: t.customFields.deal },
   }),
   defineResource({
     name: 'deal_details',
@@ -69,7 +75,7 @@ export const resources: readonly ResourceDefinition[] = [
     description: 'Deals with their custom-field values as extra properties named by custom_field.key.',
     verbs: ['PATCH'],
     orderable: ['lost_at', 'won_at'],
-    customFields: { entity: 'deal', values: t.deal_custom_field, parentKey: 'deal_id' },
+    customFields: t.customFields.deal,
   }),
   defineResource({
     name: 'contact',
@@ -77,6 +83,9 @@ export const resources: readonly ResourceDefinition[] = [
     description: 'Contacts.',
     verbs: ['GET'],
     orderable: ['created_at', 'display_name'],
+    collection: 'contacts',
+    keyset: ['created_at', 'id'],
+    imports: { customFields: t.customFields.contact },
   }),
   defineResource({
     name: 'contact_note',

@@ -24,12 +24,13 @@ import {
   unique,
   uuid,
 } from 'drizzle-orm/pg-core';
+import { CUSTOM_FIELD_TYPE_NAMES } from '../engine/custom-fields.ts';
+import type { CustomFieldsDefinition } from '../engine/registry.ts';
 
 const timestamptz = () => timestamp({ withTimezone: true, mode: 'string' });
 
 export const CALENDAR_TYPES = ['virtual', 'provider'] as const;
 export const CURRENCIES = ['EUR', 'CHF', 'USD'] as const;
-export const CUSTOM_FIELD_TYPES = ['string', 'datetime', 'boolean', 'number', 'date', 'string_list'] as const;
 export const CUSTOM_FIELD_ENTITIES = ['contact', 'deal', 'appointment'] as const;
 export const TRANSACTIONAL_OPT_INS = ['legitimate_interest', 'contract_fulfillment', 'consent_granted'] as const;
 export const CHANNELS = [
@@ -276,13 +277,13 @@ export const custom_field = tenantTable(
   {
     name: text(),
     description: text(),
-    type: text({ enum: CUSTOM_FIELD_TYPES }).notNull(),
+    type: text({ enum: CUSTOM_FIELD_TYPE_NAMES }).notNull(),
     key: text().notNull(),
     entity: text({ enum: CUSTOM_FIELD_ENTITIES }).notNull(),
   },
   (t) => [
     unique('custom_field_entity_key_key').on(col(t, 'organisation_id'), col(t, 'entity'), col(t, 'key')),
-    check('custom_field_type_check', oneOf(col(t, 'type'), CUSTOM_FIELD_TYPES)),
+    check('custom_field_type_check', oneOf(col(t, 'type'), CUSTOM_FIELD_TYPE_NAMES)),
     check('custom_field_entity_check', oneOf(col(t, 'entity'), CUSTOM_FIELD_ENTITIES)),
   ],
 );
@@ -325,6 +326,18 @@ export const appointment_custom_field = customFieldValues('appointment_custom_fi
 export const deal_custom_field = customFieldValues('deal_custom_field', 'deal_id', deal);
 export const contact_custom_field = customFieldValues('contact_custom_field', 'contact_id', contact);
 
+/** Each entity's custom fields: where their values are kept (for the registry's `customFields` and `imports`). */
+export const customFields = {
+  contact: { entity: 'contact', values: contact_custom_field, parentKey: 'contact_id', definitions: custom_field },
+  deal: { entity: 'deal', values: deal_custom_field, parentKey: 'deal_id', definitions: custom_field },
+  appointment: {
+    entity: 'appointment',
+    values: appointment_custom_field,
+    parentKey: 'appointment_id',
+    definitions: custom_field,
+  },
+} as const satisfies Record<(typeof CUSTOM_FIELD_ENTITIES)[number], CustomFieldsDefinition>;
+
 export const custom_entity_definition = tenantTable(
   'custom_entity_definition',
   {
@@ -352,6 +365,7 @@ export const custom_entity = tenantTable(
   ],
 );
 
+/** The versioned API's collections with imports (the registry's `collection` of each importable resource). */
 export const IMPORT_RESOURCES = ['contacts', 'deals', 'appointments'] as const;
 export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
 

@@ -1,10 +1,11 @@
 /**
- * `npm run token -- <command>`: API tokens (decisions.md section 4).
+ * `npm run token -- <command>`: API tokens (the README's "Tokens").
  *   create --organisation <uuid> [--name NAME] [--expires-in DAYS]   prints the token alone on the last line
  *   list --organisation <uuid>
  *   revoke <token-id>
  */
 import { parseArgs } from 'node:util';
+import { UUID } from '../engine/formats.ts';
 import { createToken, listTokens, revokeToken } from '../server/auth/tokens.ts';
 import { loadConfig } from '../server/config.ts';
 import { openDatabase } from '../server/database.ts';
@@ -14,8 +15,6 @@ const USAGE = `usage:
   npm run token -- create --organisation <uuid> [--name NAME] [--expires-in DAYS]
   npm run token -- list --organisation <uuid>
   npm run token -- revoke <token-id>`;
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function fail(message: string): never {
   console.error(`${message}\n${USAGE}`);

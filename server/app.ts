@@ -3,21 +3,23 @@
  * rendering around the engine. `createApp(...).fetch` serves any fetch-style host, and the app can
  * be mounted inside another Hono app with `host.route('/prefix', createApp(...))`.
  */
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { requestId } from 'hono/request-id';
-import { ApiError } from '../engine/errors.ts';
-import type { Engine } from '../engine/index.ts';
+import { ApiError, asApiError, contentType, type Engine, JSON_MEDIA } from '../engine/index.ts';
+import type { Imports } from '../imports/index.ts';
 import { type AuthVariables, bearerAuth, unauthorized } from './auth/bearer.ts';
 import { BODY_LIMIT, limitDeclaredBody, readText } from './body-limit.ts';
-import { renderError, toApiError } from './errors.ts';
+import { renderError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { type VersionedOptions, versionedRoutes } from './v1.ts';
 import { checkVersion, versionHeader } from './version.ts';
+import { versionedRoutes } from './versioned.ts';
 
 export interface AppOptions {
   readonly engine: Engine;
-  /** The versioned API (/v1); left out, its routes answer 404. */
-  readonly versioned?: Omit<VersionedOptions, 'engine'>;
+  /** Imports for the versioned API (/v1); left out, its import routes answer 404. */
+  readonly imports?: Imports;
+  /** The most bytes an import file (`POST /v1/files`) may have. */
+  readonly fileLimit?: number;
   /** Resolves when the database answers; used by GET /ready. */
   readonly ping: () => Promise<unknown>;
   readonly logger?: Logger;
@@ -25,26 +27,17 @@ export interface AppOptions {
 
 type Env = { Variables: AuthVariables };
 
+/**
+ * The API's routes over an engine.
+ * @example
+ * const host = new Hono();
+ * host.route('/engage', createApp({ engine, ping: () => db.query('SELECT 1') })); // /engage/api/v1/...
+ */
 export function createApp(options: AppOptions): Hono<Env> {
   const { engine, ping } = options;
   const log = options.logger ?? createLogger('silent');
   const app = new Hono<Env>();
-
-  /**
-   * A caller must learn that their token is bad before anything else about their request, but
-   * the token is only checked inside the statement that serves it. So when a request fails before
-   * that statement ran, the token is checked on its own first.
-   */
-  async function failure(c: Parameters<Parameters<typeof app.onError>[0]>[1], thrown: unknown): Promise<Response> {
-    let error = toApiError(thrown);
-    const scope = c.get('scope');
-    if (scope && error.status < 500 && error.code !== 'UNAUTHORIZED' && !error.tokenChecked) {
-      // When the check itself fails, the original error stands.
-      const organisation = await engine.authorize(scope).catch(() => undefined);
-      if (organisation === null) error = unauthorized();
-    }
-    return renderError(c, error, log);
-  }
+  const render = (c: Context, error: ApiError) => renderError(c, error, log);
 
   app.use(requestId({ headerName: 'Request-Id' }));
 
@@ -65,33 +58,40 @@ export function createApp(options: AppOptions): Hono<Env> {
   // `/api/v1/*` also matches `/api/v1` itself. Routes under /v1 set their own body limits.
   app.use('/api/v1/*', ...guarded, limitDeclaredBody(BODY_LIMIT));
   app.use('/v1/*', ...guarded);
-  if (options.versioned) app.route('/v1', versionedRoutes({ engine, ...options.versioned }));
+  app.route('/v1', versionedRoutes({ engine, imports: options.imports, fileLimit: options.fileLimit }));
 
   const openapi = JSON.stringify(engine.openapi());
   for (const path of ['/api/v1', '/api/v1/']) {
     app.get(path, async (c) => {
       if ((await engine.authorize(c.get('scope'))) === null) throw unauthorized();
       // PostgREST's media type when asked for it; plain JSON, as the spec says bodies are, otherwise.
-      const type = c.req.header('accept')?.includes('application/openapi+json')
+      const media = c.req.header('accept')?.includes('application/openapi+json')
         ? 'application/openapi+json'
-        : 'application/json';
-      return c.body(openapi, 200, { 'Content-Type': `${type}; charset=utf-8` });
+        : JSON_MEDIA;
+      return c.body(openapi, 200, { 'Content-Type': contentType(media) });
     });
   }
 
   app.all('/api/v1/:resource', async (c) => {
     const url = c.req.url;
     const q = url.indexOf('?');
-    const response = await engine.handle(
-      {
-        method: c.req.method,
-        resource: c.req.param('resource'),
-        query: q < 0 ? '' : url.slice(q + 1),
-        header: (name) => c.req.header(name),
-        body: c.req.method === 'POST' || c.req.method === 'PATCH' ? await readText(c, BODY_LIMIT) : null,
-      },
-      c.get('scope'),
-    );
+    const body = c.req.method === 'POST' || c.req.method === 'PATCH' ? await readText(c, BODY_LIMIT) : null;
+    let response: Awaited<ReturnType<Engine['handle']>>;
+    try {
+      response = await engine.handle(
+        {
+          method: c.req.method,
+          resource: c.req.param('resource'),
+          query: q < 0 ? '' : url.slice(q + 1),
+          header: (name) => c.req.header(name),
+          body,
+        },
+        c.get('scope'),
+      );
+    } catch (error) {
+      // The engine's errors already put a bad token first.
+      return render(c, asApiError(error));
+    }
     const status = response.status as 200;
     return response.body === null
       ? c.body(null, status, response.headers)
@@ -100,5 +100,12 @@ export function createApp(options: AppOptions): Hono<Env> {
 
   app.notFound((c) => failure(c, new ApiError('NOT_FOUND', `nothing is served at ${c.req.method} ${c.req.path}`)));
   app.onError((error, c) => failure(c, error));
+
+  /** A failure outside the engine (an unknown path, a body over its limit): a bad token still comes first. */
+  async function failure(c: Context<Env>, error: unknown): Promise<Response> {
+    const scope = c.get('scope');
+    return render(c, scope ? await engine.tokenFirst(scope, error) : asApiError(error));
+  }
+
   return app;
 }

@@ -1,15 +1,7 @@
-/** Renders every failure as the contract's error body (decisions.md section 5). */
+/** Renders every failure as the contract's error body (the README's "Responses and errors"). */
 import type { Context } from 'hono';
-import { mapDatabaseError } from '../engine/db/errors.ts';
-import { ApiError } from '../engine/errors.ts';
+import { type ApiError, contentType, JSON_MEDIA } from '../engine/index.ts';
 import type { Logger } from './logger.ts';
-
-/** Any thrown value as an ApiError; what is not one already is a bug, reported as a 500. */
-export function toApiError(error: unknown): ApiError {
-  if (error instanceof ApiError) return error;
-  // Anything else came from the database or is a bug; the mapping tells the two apart.
-  return mapDatabaseError(error);
-}
 
 export function renderError(c: Context, error: ApiError, log: Logger): Response {
   const requestId: string = c.get('requestId') ?? '';
@@ -28,12 +20,14 @@ export function renderError(c: Context, error: ApiError, log: Logger): Response 
     status_code: error.status,
     contact_support: error.contactSupport,
     request_id: requestId,
+    // Always present, null when empty: PostgREST clients (postgrest-js, postgrest-py) read both.
+    details: error.details ?? null,
+    hint: error.hint ?? null,
   };
-  if (error.hint !== undefined) body.hint = error.hint;
   if (error.context !== undefined) body.context = error.context;
   // c.body keeps the headers middleware already set (Request-Id, engage-version).
   return c.body(JSON.stringify(body), error.status as 400, {
-    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Type': contentType(JSON_MEDIA),
     ...error.headers,
   });
 }

@@ -5,16 +5,10 @@
  */
 import cluster from 'node:cluster';
 import { serve } from '@hono/node-server';
-import { importTargets } from '../engine/imports/batch.ts';
-import { startImportWorker } from '../engine/imports/jobs.ts';
-import { createEngine } from '../engine/index.ts';
-import { createRegistry } from '../engine/registry.ts';
-import { imports } from '../schema/imports.ts';
-import { resources } from '../schema/registry.ts';
-import { seedDemo } from '../scripts/seed.ts';
-import { createApp } from './app.ts';
+import { buildApi } from './build.ts';
 import { type Config, loadConfig } from './config.ts';
 import { openDatabase } from './database.ts';
+import { seedDemo } from './demo.ts';
 import { holdEmbedded } from './embedded-lock.ts';
 import { createLogger, type Logger } from './logger.ts';
 
@@ -41,15 +35,13 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
   const release = embedded ? holdEmbedded(config.PGLITE_DIR) : () => {};
   const db = await openDatabase(config);
   if (!prepared) await prepare(db);
-  const registry = createRegistry(resources);
-  const engine = createEngine({ registry, db, maxRows: config.MAX_ROWS, openapi: { serverUrl: `${base}/api/v1` } });
-  const targets = importTargets(registry, imports);
-  const worker = startImportWorker({ db, targets, onError: (err) => log.error({ err }, 'import worker') });
-  const app = createApp({
-    engine,
-    ping: () => db.query('SELECT 1'),
+  const { app, worker } = buildApi({
+    db,
+    maxRows: config.MAX_ROWS,
+    fileLimit: config.FILE_UPLOAD_LIMIT,
+    serverUrl: `${base}/api/v1`,
     logger: log,
-    versioned: { db, targets, fileLimit: config.FILE_UPLOAD_LIMIT, wake: () => worker.wake() },
+    worker: {},
   });
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, () => {
     log.info({ port: config.PORT, host: config.HOST, database: db.kind, pid: process.pid }, 'listening');
@@ -65,7 +57,7 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
     stopping = true;
     log.info({ signal }, 'stopping');
     server.close();
-    await worker.stop();
+    await worker?.stop();
     await db.close().catch(() => {});
     release();
     process.exit(0);

@@ -28,8 +28,11 @@ const REQUIRED_KEYS = [
   'status_code',
   'contact_support',
   'request_id',
+  // Always present, null when empty: postgrest-py and postgrest-js read both.
+  'details',
+  'hint',
 ];
-const OPTIONAL_KEYS = ['hint', 'context'];
+const OPTIONAL_KEYS = ['context'];
 /** A token of the right shape that no organisation owns. */
 const UNKNOWN_TOKEN = `engage_${'Q'.repeat(43)}`;
 
@@ -66,7 +69,12 @@ beforeAll(async () => {
 });
 afterAll(() => t?.drop());
 
-type Body = Record<string, unknown> & { message: string; hint?: string; context?: unknown };
+type Body = Record<string, unknown> & {
+  message: string;
+  hint?: string | null;
+  details?: string | null;
+  context?: unknown;
+};
 
 interface Expectation {
   /** Whether the path is under an API prefix, so engage-version must be present. Default true. */
@@ -102,9 +110,11 @@ async function expectError(res: Response, status: number, code: string, options:
   const timestamp = String(body.timestamp);
   expect(new Date(timestamp).toISOString()).toBe(timestamp);
   expect(Math.abs(Date.now() - Date.parse(timestamp))).toBeLessThan(60_000);
-  if ('hint' in body) {
-    expect(typeof body.hint).toBe('string');
-    expect(body.hint!.length).toBeGreaterThan(0);
+  for (const key of ['hint', 'details'] as const) {
+    const value = body[key];
+    if (value === null) continue;
+    expect(typeof value).toBe('string');
+    expect(String(value).length).toBeGreaterThan(0);
   }
   return body;
 }

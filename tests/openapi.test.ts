@@ -320,12 +320,14 @@ describe('buildOpenApi: parameters', () => {
   it('lists exactly the allowed order fields, as the planner enforces them', () => {
     const orderFields = (path: string) =>
       listAfter(parameter(doc, path, 'get', 'order')?.description, 'Allowed fields:').sort();
-    expect(orderFields('/contact')).toEqual(['created_at', 'display_name']);
-    expect(orderFields('/calendar')).toEqual(['created_at', 'name', 'updated_at']);
-    expect(orderFields('/appointment')).toEqual(['start_time']);
-    expect(orderFields('/deal')).toEqual(['lost_at', 'won_at']);
-    expect(parameter(doc, '/segment', 'get', 'order')).toBeUndefined();
-    expect(parameter(doc, '/campaign', 'get', 'order')).toBeUndefined();
+    // The spec's order fields, and every resource's key (clients such as react-admin sort by it).
+    expect(orderFields('/contact')).toEqual(['created_at', 'display_name', 'id']);
+    expect(orderFields('/calendar')).toEqual(['created_at', 'id', 'name', 'updated_at']);
+    expect(orderFields('/appointment')).toEqual(['id', 'start_time']);
+    expect(orderFields('/deal')).toEqual(['id', 'lost_at', 'won_at']);
+    expect(orderFields('/segment')).toEqual(['id']);
+    expect(orderFields('/campaign')).toEqual(['id']);
+    expect(orderFields('/appointment_custom_field')).toEqual(['appointment_id', 'custom_field_id']);
 
     const contact = registry.get('contact')!;
     for (const field of orderFields('/contact'))

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ApiError, type ErrorCode } from '../engine/errors.ts';
+import type { CompareOperator, SearchOperator } from '../engine/operators.ts';
 import { parseFilterValue, parseLogicTree } from '../engine/parse/filter.ts';
 import { parseAccept, parsePreferences, parseRange } from '../engine/parse/headers.ts';
 import { parseRequest } from '../engine/parse/index.ts';
@@ -14,17 +15,14 @@ import type {
   Condition,
   FieldRef,
   FilterNode,
-  FtsOp,
   JsonPathStep,
   LogicNode,
   Method,
   Operation,
   OrderTerm,
   Preferences,
-  QuantifiableOp,
   QueryParams,
   SelectItem,
-  SimpleOp,
 } from '../engine/request.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -34,18 +32,18 @@ const field = (name: string, ...jsonPath: JsonPathStep[]): FieldRef => ({ name, 
 const arrow = (key: string | number): JsonPathStep => ({ arrow: '->', key });
 const arrow2 = (key: string | number): JsonPathStep => ({ arrow: '->>', key });
 
-const quant = (op: QuantifiableOp, value: string, quantifier: 'any' | 'all' | null = null): Operation => ({
-  kind: 'quantifiable',
+const quant = (op: CompareOperator, value: string, quantifier: 'any' | 'all' | null = null): Operation => ({
+  kind: 'compare',
   op,
   quantifier,
   value,
 });
-const simple = (op: SimpleOp, value: string): Operation => ({ kind: 'simple', op, value });
+const simple = (op: CompareOperator, value: string): Operation => ({ kind: 'compare', op, quantifier: null, value });
 const inList = (...values: string[]): Operation => ({ kind: 'in', values });
-const fts = (op: FtsOp, value: string, language: string | null = null): Operation => ({
-  kind: 'fts',
+const fts = (op: SearchOperator, value: string, config: string | null = null): Operation => ({
+  kind: 'search',
   op,
-  language,
+  config,
   value,
 });
 
@@ -225,8 +223,23 @@ describe('query string: splitting and decoding', () => {
     expect(e.status).toBe(400);
   });
 
-  it('columns= and on_conflict= are kept raw, not treated as filters', () => {
-    expect(parseQuery('columns=a,b&on_conflict=id')).toEqual({ ...EMPTY_QUERY, columns: 'a,b', onConflict: 'id' });
+  it('columns= and on_conflict= are lists of names, not filters', () => {
+    expect(parseQuery('columns=a,b&on_conflict=id')).toEqual({
+      ...EMPTY_QUERY,
+      columns: ['a', 'b'],
+      onConflict: ['id'],
+    });
+  });
+
+  it('columns= takes quoted names and spaces, and names each once', () => {
+    expect(parseQuery('columns="a b", c ,a&on_conflict="x,y"').columns).toEqual(['a b', 'c', 'a']);
+    expect(parseQuery('columns=a,a,b').columns).toEqual(['a', 'b']);
+    expect(parseQuery('on_conflict="x,y"').onConflict).toEqual(['x,y']);
+  });
+
+  it('a malformed columns= or on_conflict= is a parse error that says where', () => {
+    expectSyntaxError(() => parseQuery('columns=a,,b'), { key: 'columns', value: 'a,,b', at: 2 });
+    expectSyntaxError(() => parseQuery('on_conflict=a;b'), { key: 'on_conflict', value: 'a;b', at: 1 });
   });
 });
 
@@ -235,9 +248,10 @@ describe('query string: splitting and decoding', () => {
 // =============================================================================================
 
 describe('filters: every operator', () => {
-  const QUANT: QuantifiableOp[] = ['eq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'match', 'imatch'];
-  const SIMPLE: SimpleOp[] = ['neq', 'isdistinct', 'cs', 'cd', 'ov', 'sl', 'sr', 'nxr', 'nxl', 'adj'];
-  const FTS: FtsOp[] = ['fts', 'plfts', 'phfts', 'wfts'];
+  const QUANT: CompareOperator[] = ['eq', 'gt', 'gte', 'lt', 'lte', 'like', 'ilike', 'match', 'imatch'];
+  const SIMPLE: CompareOperator[] = ['neq', 'isdistinct', 'cs', 'cd', 'ov'];
+  const RANGE = ['sl', 'sr', 'nxr', 'nxl', 'adj'];
+  const FTS: SearchOperator[] = ['fts', 'plfts', 'phfts', 'wfts'];
 
   it.each(QUANT)('%s.value', (op) => {
     expect(parseFilterValue('col', `${op}.abc`)).toEqual({ negated: false, operation: quant(op, 'abc') });
@@ -273,7 +287,14 @@ describe('filters: every operator', () => {
     expect(parseFilterValue('col', `not.${op}.[1,3]`)).toEqual({ negated: true, operation: simple(op, '[1,3]') });
   });
 
-  it.each(['neq', 'isdistinct', 'cs', 'cd', 'ov', 'sl', 'sr', 'nxr', 'nxl', 'adj'])(
+  it.each(RANGE)('%s, a range operator, is refused with a 400 that says no field is a range', (op) => {
+    const error = caught(() => parseQuery(`col=${op}.[1,3]`));
+    expect(error.code).toBe('INVALID_QUERY');
+    expect(error.message).toContain(`"${op}" is a range operator`);
+    expect(error.hint).toContain('Operators: eq, neq');
+  });
+
+  it.each(['neq', 'isdistinct', 'cs', 'cd', 'ov'])(
     '%s(any) is an error: only eq gt gte lt lte like ilike match imatch take a quantifier',
     (op) => {
       expectSyntaxError(() => parseQuery(`col=${op}(any).{1,2}`), { key: 'col', value: `${op}(any).{1,2}` });
@@ -353,7 +374,6 @@ describe('filters: every operator', () => {
     expect(parseQuery('k=like.*yx').where).toEqual([filter('k', quant('like', '*yx'))]);
     expect(parseQuery('k=imatch..*YY.*').where).toEqual([filter('k', quant('imatch', '.*YY.*'))]);
     expect(parseQuery('arr_data=cs.{2}').where).toEqual([filter('arr_data', simple('cs', '{2}'))]);
-    expect(parseQuery('range=adj.(3,10]').where).toEqual([filter('range', simple('adj', '(3,10]'))]);
     expect(parseQuery('id=gt(all).{4,3}').where).toEqual([filter('id', quant('gt', '{4,3}', 'all'))]);
     expect(parseQuery('body=like(any).{%25plan%25,%25brain%25}').where).toEqual([
       filter('body', quant('like', '{%plan%,%brain%}', 'any')),
@@ -689,8 +709,8 @@ describe('logic trees (or= / and=)', () => {
   });
 
   it('quoted values may hold "," and ")" and lose their quotes', () => {
-    expect(only('or=(age_range.adj."[18,21)",name.eq."Hebdon, John")')).toEqual(
-      or([filter('age_range', simple('adj', '[18,21)')), filter('name', quant('eq', 'Hebdon, John'))]),
+    expect(only('or=(tags.cs."{a,b}",name.eq."Hebdon, John")')).toEqual(
+      or([filter('tags', simple('cs', '{a,b}')), filter('name', quant('eq', 'Hebdon, John'))]),
     );
   });
 
@@ -794,7 +814,7 @@ describe('logic trees (or= / and=)', () => {
     if (node.kind !== 'logic') return;
     expect(node.children).toHaveLength(2);
     const [a, b] = node.children;
-    expect(a).toMatchObject({ kind: 'filter', field: field('a'), operation: { kind: 'quantifiable', op: 'eq' } });
+    expect(a).toMatchObject({ kind: 'filter', field: field('a'), operation: { kind: 'compare', op: 'eq' } });
     expect(b).toEqual(filter('b', quant('eq', '2')));
   });
 

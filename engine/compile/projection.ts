@@ -4,33 +4,9 @@
  * so keys keep the select order and PostgreSQL still builds the whole body.
  */
 import type { PlannedColumn } from '../plan/types.ts';
-import { arrayLiteral } from '../plan/values.ts';
 import type { Resource } from '../registry.ts';
-import { SCOPED } from './scope.ts';
 import { ident, type Params } from './sql.ts';
 import { target } from './where.ts';
-
-/** Custom-field value, read from the typed column that `custom_field.type` names. */
-const TYPED_VALUE =
-  `CASE cf."type" WHEN 'string' THEN to_jsonb(v."string_value") WHEN 'number' THEN to_jsonb(v."number_value")` +
-  ` WHEN 'boolean' THEN to_jsonb(v."boolean_value") WHEN 'date' THEN to_jsonb(v."date_value")` +
-  ` WHEN 'datetime' THEN to_jsonb(v."datetime_value") WHEN 'string_list' THEN to_jsonb(v."string_list_value") END`;
-
-/**
- * The stored custom-field values of row `t` as one jsonb object, or NULL when it has none.
- * `keys` are the object's other keys: a custom field never hides or repeats one of them.
- */
-export function storedCustomFields(resource: Resource, keys: readonly string[], params: Params): string {
-  const custom = resource.customFields!;
-  const reserved = params.add(arrayLiteral(keys), 'text[]');
-  const entity = params.add(custom.entity, 'text');
-  return (
-    `(SELECT jsonb_object_agg(cf."key", ${TYPED_VALUE}) FROM ${ident(custom.table)} v` +
-    ' JOIN "custom_field" cf ON cf."organisation_id" = v."organisation_id" AND cf."id" = v."custom_field_id"' +
-    ` AND cf."entity" = ${entity}` +
-    ` WHERE v."organisation_id" = ${SCOPED} AND v.${ident(custom.parentKey)} = t."id" AND cf."key" <> ALL(${reserved}))`
-  );
-}
 
 export interface Projection {
   /** The SELECT list over `t`. */

@@ -10,7 +10,8 @@
  *         ORDER BY ... LIMIT $n OFFSET $m) _t
  */
 import type { ReadPlan } from '../plan/types.ts';
-import { jsonBody, projection, storedCustomFields } from './projection.ts';
+import { storedCustomFields } from './custom-fields.ts';
+import { jsonBody, projection } from './projection.ts';
 import { SCOPED, type Scope, scopeCte } from './scope.ts';
 import { type CompiledStatement, ident, Params } from './sql.ts';
 import { condition, orderBy } from './where.ts';
@@ -30,7 +31,7 @@ export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
     plan.columns,
     plan.customFields
       ? storedCustomFields(
-          plan.resource,
+          plan.resource.customFields!,
           plan.columns.map((c) => c.key),
           params,
         )
@@ -52,7 +53,7 @@ export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
 
   const text =
     `${cte} SELECT (SELECT count(*) FROM scope)::int4 AS authorized, count(*)::int4 AS page_total,` +
-    ` ${total}::text AS total, ${body} AS body, ${params.conversions()} AS converted FROM (${page}) _t`;
+    ` ${total}::text AS total, ${body} AS body, ${params.evaluations()} AS converted FROM (${page}) _t`;
   return { text, params: params.values };
 }
 

@@ -1,6 +1,40 @@
 /** Conditions, targets and ORDER BY terms to SQL, over a table aliased `t`. */
+import type { Operator } from '../operators.ts';
 import type { PlannedCondition, PlannedOperation, PlannedOrder, Target } from '../plan/types.ts';
-import { ident, type Params } from './sql.ts';
+import { ident, type Params, SQL_TYPE } from './sql.ts';
+
+/**
+ * The SQL of every operator of the query language (operators.ts): the infix operator between a
+ * field and its value, `IS` before a keyword for `is`, the tsquery function for searches. The type
+ * checker holds this record to every operator, so a new one cannot be left without SQL.
+ */
+const OPERATOR_SQL = {
+  eq: '=',
+  neq: '<>',
+  gt: '>',
+  gte: '>=',
+  lt: '<',
+  lte: '<=',
+  like: 'LIKE',
+  ilike: 'ILIKE',
+  match: '~',
+  imatch: '~*',
+  in: '= ANY',
+  is: 'IS',
+  isdistinct: 'IS DISTINCT FROM',
+  cs: '@>',
+  cd: '<@',
+  ov: '&&',
+  fts: 'to_tsquery',
+  plfts: 'plainto_tsquery',
+  phfts: 'phraseto_tsquery',
+  wfts: 'websearch_to_tsquery',
+} as const satisfies Record<Operator, string>;
+
+const IS_SQL = { null: 'NULL', not_null: 'NOT NULL', true: 'TRUE', false: 'FALSE', unknown: 'UNKNOWN' } as const;
+
+/** Regular expressions are compiled where first matched, so `match`/`imatch` values are tried once on ''. */
+const REGEX: ReadonlySet<Operator> = new Set(['match', 'imatch']);
 
 /** `t."col"`, followed by its JSON path with every key a parameter. */
 export function target(t: Target, params: Params, table = 't'): string {
@@ -12,42 +46,47 @@ export function target(t: Target, params: Params, table = 't'): string {
   return t.jsonPath.length ? `(${sql})` : sql;
 }
 
-function operation(left: string, op: PlannedOperation, params: Params): string {
+function operation(left: string, t: Target, op: PlannedOperation, params: Params): string {
+  const type = SQL_TYPE[t.kind];
   switch (op.kind) {
     case 'compare': {
-      const value = params.addFilterValue(op.value, op.type);
-      // A regular expression is compiled where it is first matched: match it once against ''.
-      if (op.operator === '~' || op.operator === '~*') params.convertOnce(`'' ${op.operator} ${value}`);
-      return `${left} ${op.operator} ${value}`;
+      const value = params.addFilterValue(op.value, type);
+      if (REGEX.has(op.op)) params.evaluateOnce(`'' ${OPERATOR_SQL[op.op]} ${value}`);
+      return `${left} ${OPERATOR_SQL[op.op]} ${value}`;
     }
     case 'quantified':
-      return `${left} ${op.operator} ${op.quantifier}(${params.addFilterValue(op.array, `${op.type}[]`)})`;
+      return `${left} ${OPERATOR_SQL[op.op]} ${op.quantifier.toUpperCase()}(${params.addFilterValue(op.list, `${type}[]`)})`;
     case 'in':
-      return `${left} = ANY(${params.addFilterValue(op.array, `${op.type}[]`)})`;
+      return `${left} ${OPERATOR_SQL.in}(${params.addFilterValue(op.list, `${type}[]`)})`;
     case 'is':
-      return `${left} IS ${op.keyword}`;
-    case 'fts': {
-      const language = op.language === null ? '' : `${params.addFilterValue(op.language, 'regconfig')}, `;
-      const query = `${op.fn}(${language}${params.add(op.query, 'text')})`;
-      params.convertOnce(query);
-      return `to_tsvector(${language}${left}) @@ ${query}`;
+      return `${left} ${OPERATOR_SQL.is} ${IS_SQL[op.value]}`;
+    case 'search': {
+      const config = op.config === null ? '' : `${params.addFilterValue(op.config, 'regconfig')}, `;
+      const query = `${OPERATOR_SQL[op.op]}(${config}${params.add(op.query, 'text')})`;
+      params.evaluateOnce(query);
+      return `to_tsvector(${config}${left}) @@ ${query}`;
     }
   }
 }
 
 export function condition(c: PlannedCondition, params: Params): string {
   if (c.kind === 'filter') {
-    const sql = operation(target(c.target, params), c.operation, params);
+    const sql = operation(target(c.target, params), c.target, c.operation, params);
     return c.negated ? `NOT (${sql})` : sql;
   }
-  const sql = `(${c.children.map((child) => condition(child, params)).join(` ${c.op} `)})`;
+  const sql = `(${c.children.map((child) => condition(child, params)).join(` ${c.op.toUpperCase()} `)})`;
   return c.negated ? `NOT ${sql}` : sql;
 }
+
+const DIRECTION_SQL = { asc: 'ASC', desc: 'DESC' } as const;
+const NULLS_SQL = { first: 'NULLS FIRST', last: 'NULLS LAST' } as const;
 
 export function orderBy(terms: readonly PlannedOrder[], params: Params): string {
   if (terms.length === 0) return '';
   const parts = terms.map((o) =>
-    [target(o.target, params), o.direction, o.nulls && `NULLS ${o.nulls}`].filter(Boolean).join(' '),
+    [target(o.target, params), o.direction && DIRECTION_SQL[o.direction], o.nulls && NULLS_SQL[o.nulls]]
+      .filter(Boolean)
+      .join(' '),
   );
   return ` ORDER BY ${parts.join(', ')}`;
 }

@@ -11,9 +11,12 @@
  * unknown custom field) call engage_fail() in the final SELECT, which aborts the statement and
  * with it every data-modifying CTE.
  */
+
+import { CUSTOM_FIELD_TYPES } from '../custom-fields.ts';
 import type { DeletePlan, InsertPlan, UpdatePlan, WritePlan } from '../plan/types.ts';
 import { arrayLiteral } from '../plan/values.ts';
-import { jsonBody, projection, storedCustomFields } from './projection.ts';
+import { customValueFits, storedCustomFields, upsertCustomValues } from './custom-fields.ts';
+import { jsonBody, projection } from './projection.ts';
 import { where } from './read.ts';
 import { type Scope, scopeCte } from './scope.ts';
 import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
@@ -60,7 +63,7 @@ function update(plan: UpdatePlan, params: Params): string {
     : '';
   // Unknown keys or values that do not fit: nothing is written (and the checks below say why).
   const known =
-    plan.customValues === null ? '' : ` AND NOT EXISTS (SELECT 1 FROM custom_in c WHERE c.id IS NULL OR NOT (${FITS}))`;
+    plan.customValues === null ? '' : ' AND NOT EXISTS (SELECT 1 FROM custom_in c WHERE c.id IS NULL OR NOT c.fits)';
   return `UPDATE ${table} AS t SET ${sets.join(', ')}${from}${filter}${known} RETURNING t.*, false AS "__inserted"`;
 }
 
@@ -68,58 +71,46 @@ function remove(plan: DeletePlan, params: Params): string {
   return `DELETE FROM ${ident(plan.resource.table)} AS t${where(plan.where, params, ALLOWED)} RETURNING t.*, false AS "__inserted"`;
 }
 
-/** A JSON value given for a custom field, as the text of its typed column (NULL when it does not fit). */
-const CUSTOM_COLUMNS: ReadonlyArray<[string, string]> = [
-  ['string_value', `CASE WHEN c.type = 'string' THEN c.value #>> '{}' END`],
-  ['number_value', `CASE WHEN c.type = 'number' THEN (c.value #>> '{}')::numeric END`],
-  ['boolean_value', `CASE WHEN c.type = 'boolean' THEN (c.value #>> '{}')::boolean END`],
-  ['date_value', `CASE WHEN c.type = 'date' THEN (c.value #>> '{}')::date END`],
-  ['datetime_value', `CASE WHEN c.type = 'datetime' THEN (c.value #>> '{}')::timestamptz END`],
-  [
-    'string_list_value',
-    `CASE WHEN c.type = 'string_list' AND jsonb_typeof(c.value) = 'array' THEN ARRAY(SELECT jsonb_array_elements_text(c.value)) END`,
-  ],
-];
-
-/** Whether a JSON value fits a custom field's type; null always fits (it clears the value). */
-const FITS =
-  `jsonb_typeof(c.value) = 'null' OR CASE c.type WHEN 'string' THEN jsonb_typeof(c.value) = 'string'` +
-  ` WHEN 'number' THEN jsonb_typeof(c.value) = 'number' WHEN 'boolean' THEN jsonb_typeof(c.value) = 'boolean'` +
-  ` WHEN 'date' THEN jsonb_typeof(c.value) = 'string' AND engage_is_date(c.value #>> '{}')` +
-  ` WHEN 'datetime' THEN jsonb_typeof(c.value) = 'string' AND engage_is_timestamptz(c.value #>> '{}')` +
-  ` WHEN 'string_list' THEN jsonb_typeof(c.value) = 'array' AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(c.value) e WHERE jsonb_typeof(e) <> 'string')` +
-  ' ELSE false END';
+/** Messages for values that do not fit, by custom-field type: the ones bodies and imports give. */
+const MISFIT_MESSAGES = JSON.stringify(
+  Object.fromEntries(Object.entries(CUSTOM_FIELD_TYPES).map(([type, spec]) => [type, spec.message])),
+);
 
 /**
- * CTEs that write the custom-field values of every updated row: `custom_in` resolves each key to
- * the organisation's custom field of this entity (id NULL when there is none).
+ * CTEs around the update of `*_details`: `custom_in` resolves each custom key of the body to the
+ * organisation's custom field of this entity (id NULL when there is none) and whether its value
+ * fits; `custom_written` writes the values of every updated row.
  */
 function customValueCtes(plan: UpdatePlan, params: Params): { input: string; write: string } {
   const custom = plan.resource.customFields!;
   const values = params.add(plan.customValues, 'jsonb');
   const entity = params.add(custom.entity, 'text');
-  const parent = ident(custom.parentKey);
-  const columns = CUSTOM_COLUMNS.map(([name]) => ident(name));
   const input =
-    `custom_in AS (SELECT kv.key, kv.value, cf.id, cf.type FROM jsonb_each(${values}) kv` +
-    ` LEFT JOIN "custom_field" cf ON cf."organisation_id" = ${ALLOWED} AND cf."entity" = ${entity} AND cf."key" = kv.key)`;
-  const write =
-    `custom_written AS (INSERT INTO ${ident(custom.table)} ("organisation_id", ${parent}, "custom_field_id", "key", "value", ${columns.join(', ')})` +
-    ` SELECT w."organisation_id", w."id", c.id, c.key, c.value #>> '{}', ${CUSTOM_COLUMNS.map(([, expr]) => expr).join(', ')}` +
-    ` FROM written w CROSS JOIN custom_in c WHERE c.id IS NOT NULL` +
-    ` ON CONFLICT ("organisation_id", ${parent}, "custom_field_id") DO UPDATE SET "key" = EXCLUDED."key", "value" = EXCLUDED."value", ` +
-    `${columns.map((col) => `${col} = EXCLUDED.${col}`).join(', ')}, "updated_at" = now() RETURNING 1)`;
-  return { input, write };
+    `custom_in AS (SELECT kv.key, kv.value, cf.id, cf.type, ${customValueFits('kv.value', 'cf.type', params)} AS fits` +
+    ` FROM jsonb_each(${values}) kv LEFT JOIN ${ident(custom.definitions)} cf` +
+    ` ON cf."organisation_id" = ${ALLOWED} AND cf."entity" = ${entity} AND cf."key" = kv.key)`;
+  const source =
+    '(SELECT w."organisation_id", w."id" AS parent, i.id AS field_id, i.key, i.type, i.value' +
+    ' FROM written w CROSS JOIN custom_in i WHERE i.id IS NOT NULL) c';
+  return { input, write: `custom_written AS (${upsertCustomValues(custom, source)} RETURNING 1)` };
 }
 
 /**
  * Checks over the custom values: unknown keys and values of the wrong type abort the write.
  * `guard` holds when the organisation is known: before that, a key cannot be judged.
  */
-const customChecks = (guard: string) => [
-  `CASE WHEN ${guard} AND EXISTS (SELECT 1 FROM custom_in c WHERE c.id IS NULL) THEN engage_fail('UNKNOWN_FIELD', (SELECT json_agg(c.key) FROM custom_in c WHERE c.id IS NULL)::text) END`,
-  `CASE WHEN ${guard} AND EXISTS (SELECT 1 FROM custom_in c WHERE c.id IS NOT NULL AND NOT (${FITS})) THEN engage_fail('VALIDATION_FAILED', (SELECT json_agg(json_build_object('field', c.key, 'message', 'must be a ' || replace(c.type, '_', ' ') || ' value')) FROM custom_in c WHERE c.id IS NOT NULL AND NOT (${FITS}))::text) END`,
-];
+function customChecks(guard: string, params: Params): string[] {
+  const unknown = 'SELECT 1 FROM custom_in c WHERE c.id IS NULL';
+  const misfits = 'FROM custom_in c WHERE c.id IS NOT NULL AND NOT c.fits';
+  const messages = params.add(MISFIT_MESSAGES, 'jsonb');
+  const problems = `json_agg(json_build_object('field', c.key, 'message', ${messages} ->> c.type))`;
+  return [
+    `CASE WHEN ${guard} AND EXISTS (${unknown}) THEN` +
+      ` engage_fail('UNKNOWN_FIELD', (SELECT json_agg(c.key) FROM custom_in c WHERE c.id IS NULL)::text) END`,
+    `CASE WHEN ${guard} AND EXISTS (SELECT 1 ${misfits}) THEN` +
+      ` engage_fail('VALIDATION_FAILED', (SELECT ${problems} ${misfits})::text) END`,
+  ];
+}
 
 export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   const params = new Params();
@@ -148,7 +139,7 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   const represented = plan.return === 'representation';
   if (represented && plan.customFields) {
     const keys = plan.columns.map((c) => c.key);
-    const stored = storedCustomFields(plan.resource, keys, params);
+    const stored = storedCustomFields(plan.resource.customFields!, keys, params);
     customFields = custom
       ? `nullif(coalesce(${stored}, '{}') || coalesce((SELECT jsonb_object_agg(c.key, c.value) FROM custom_in c WHERE c.id IS NOT NULL AND c.key <> ALL(${params.add(arrayLiteral(keys), 'text[]')})), '{}'), '{}')`
       : stored;
@@ -172,13 +163,13 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
     );
   }
   // A body naming another organisation is a 403, whatever its keys.
-  if (custom) checks.push(...customChecks(`${ALLOWED} IS NOT NULL`));
+  if (custom) checks.push(...customChecks(`${ALLOWED} IS NOT NULL`, params));
 
   sql +=
     ' SELECT (SELECT count(*) FROM scope)::int4 AS authorized, (SELECT count(*) FROM allowed)::int4 AS allowed,' +
     ` count(*)::int4 AS affected, (count(*) FILTER (WHERE w."__inserted"))::int4 AS inserted,` +
     ` ${plan.resource.field('id') ? 'CASE WHEN count(*) = 1 THEN min(w."id"::text) END' : 'NULL::text'} AS location_id,` +
-    ` ${body} AS body, ${params.conversions()} AS converted` +
+    ` ${body} AS body, ${params.evaluations()} AS converted` +
     checks.map((check, i) => `, ${check} AS check_${i}`).join('') +
     ' FROM written w';
   return { text: sql, params: params.values };

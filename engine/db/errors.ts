@@ -26,6 +26,19 @@ function keyFields(detail: string): string[] {
     : [];
 }
 
+/**
+ * PostgreSQL's detail of a key violation without the organisation, which every key leads with:
+ * `Key (external_id)=(r2) already exists.`; undefined when it is not of that shape.
+ */
+function keyDetail(detail: string): string | undefined {
+  const match = /^Key \(organisation_id, (.+)\)=\([0-9a-f-]{36}, (.*)\)( .*)$/s.exec(detail);
+  return match ? `Key (${match[1]})=(${match[2]})${match[3]}` : undefined;
+}
+
+/** Each problem of a validation failure on a line of `details`. */
+const problemLines = (problems: ReadonlyArray<{ field: string; message: string }>) =>
+  problems.map((p) => `${p.field} ${p.message}`).join('\n');
+
 /** Checks a write statement failed on purpose (engage_fail, SQLSTATE EN001): code -> error. */
 function failedCheck(code: string, detail: string): ApiError {
   switch (code) {
@@ -34,6 +47,7 @@ function failedCheck(code: string, detail: string): ApiError {
         'NOT_ACCEPTABLE',
         `a single object was requested (application/vnd.pgrst.object+json), but ${detail} rows were affected; nothing was changed`,
         {
+          details: `The result contains ${detail} rows`,
           context: { rows: Number(detail) },
         },
       );
@@ -42,6 +56,7 @@ function failedCheck(code: string, detail: string): ApiError {
         'MAX_AFFECTED_EXCEEDED',
         `the request would affect ${detail} rows, more than Prefer: max-affected allows; nothing was changed`,
         {
+          details: `The query affects ${detail} rows`,
           context: { rows: Number(detail) },
         },
       );
@@ -55,10 +70,13 @@ function failedCheck(code: string, detail: string): ApiError {
         },
       );
     }
-    default:
+    default: {
+      const problems = JSON.parse(detail || '[]') as Array<{ field: string; message: string }>;
       return new ApiError('VALIDATION_FAILED', 'the body is not valid: a custom-field value does not fit its type', {
-        context: JSON.parse(detail || '[]'),
+        details: problemLines(problems),
+        context: problems,
       });
+    }
   }
 }
 
@@ -76,6 +94,10 @@ const UNREACHABLE = new Set([
   'CONNECT_TIMEOUT',
 ]);
 
+/**
+ * Any thrown value as the ApiError a caller sees: an ApiError as it is, a database failure by its
+ * SQLSTATE, anything else a bug (500 INTERNAL_ERROR).
+ */
 export function mapDatabaseError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   const e = (error ?? {}) as DriverError;
@@ -92,6 +114,7 @@ export function mapDatabaseError(error: unknown): ApiError {
       'CONFLICT',
       `a record with the same ${fields.join(', ') || 'key'} already exists in your organisation`,
       {
+        details: keyDetail(detail),
         context: { constraint, fields },
         cause: error,
       },
@@ -103,6 +126,7 @@ export function mapDatabaseError(error: unknown): ApiError {
       'REFERENCE_NOT_FOUND',
       `the record that ${fields.join(', ') || 'a reference'} points to does not exist in your organisation`,
       {
+        details: keyDetail(detail),
         context: { constraint, fields },
         cause: error,
       },

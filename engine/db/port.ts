@@ -3,6 +3,7 @@
  * (`postgres.ts`) and PGlite (`pglite.ts`); statements and results are the same on both.
  */
 
+/** A record by field name: a row a statement returns, or an item of a body. */
 export type Row = Record<string, unknown>;
 
 /**

@@ -4,27 +4,20 @@
  * PostgREST's grammar: a top-level value is taken verbatim to the end; inside a tree a value ends
  * at `,` or `)` unless it is `"quoted"` or a `{...}` literal.
  */
+import { ApiError } from '../errors.ts';
 import {
-  type Condition,
-  FTS_OPS,
-  type FtsOp,
-  IS_VALUES,
-  type IsValue,
-  type LogicNode,
-  type Operation,
-  QUANTIFIABLE_OPS,
-  type QuantifiableOp,
-  SIMPLE_OPS,
-  type SimpleOp,
-} from '../request.ts';
+  type CompareOperator,
+  isIsValue,
+  isOperator,
+  OPERATORS,
+  RANGE_OPERATORS,
+  type SearchOperator,
+} from '../operators.ts';
+import type { Condition, LogicNode, Operation, Quantifier } from '../request.ts';
 import { parseFieldRef } from './field.ts';
 import { Scanner } from './scanner.ts';
 
-const OPERATORS_EXPECTED =
-  '"not" or an operator (eq, neq, gt, gte, lt, lte, like, ilike, match, imatch, in, is, isdistinct, cs, cd, ov, sl, sr, nxr, nxl, adj, fts, plfts, phfts, wfts)';
-
-const isOneOf = <T extends string>(list: readonly T[], value: string): value is T =>
-  (list as readonly string[]).includes(value);
+const OPERATORS_EXPECTED = `"not" or an operator (${Object.keys(OPERATORS).join(', ')})`;
 
 /** Reads an operator's value; which characters end it depends on where the filter stands. */
 type ValueReader = (s: Scanner) => string;
@@ -85,48 +78,50 @@ function parseOperation(s: Scanner, readValue: ValueReader): { negated: boolean;
   const negated = s.eat('not.');
   const start = s.pos;
   const op = s.takeWhile((c) => /[a-z_]/.test(c));
-  const unknown = () => {
+  if (!isOperator(op)) {
+    if (RANGE_OPERATORS.has(op)) {
+      throw new ApiError('INVALID_QUERY', `"${op}" is a range operator, and no field of this API is a range`, {
+        hint: `Operators: ${Object.keys(OPERATORS).join(', ')}.`,
+        context: { operator: op },
+      });
+    }
     s.pos = start;
-    return s.error(OPERATORS_EXPECTED);
-  };
-  if (op === 'in') {
+    throw s.error(OPERATORS_EXPECTED);
+  }
+  const { grammar } = OPERATORS[op];
+  if (grammar === 'list') {
     s.expect('.', '"." after the operator');
     return { negated, operation: { kind: 'in', values: parseList(s) } };
   }
-  if (op === 'is') {
+  if (grammar === 'is') {
     s.expect('.', '"." after the operator');
     const at = s.pos;
     const value = readValue(s).trim().toLowerCase();
-    if (!isOneOf(IS_VALUES, value)) {
+    if (!isIsValue(value)) {
       s.pos = at;
       throw s.error('null, not_null, true, false or unknown after "is."');
     }
-    return { negated, operation: { kind: 'is', value: value as IsValue } };
+    return { negated, operation: { kind: 'is', value } };
   }
-  if (isOneOf(FTS_OPS, op)) {
-    let language: string | null = null;
+  if (grammar === 'search') {
+    let config: string | null = null;
     if (s.eat('(')) {
       // A text search configuration name, optionally schema-qualified: it is cast to regconfig.
-      language = s.takeWhile((c) => /[A-Za-z0-9_.]/.test(c));
-      if (!/^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?$/.test(language)) throw s.error('a text search language such as english');
+      config = s.takeWhile((c) => /[A-Za-z0-9_.]/.test(c));
+      if (!/^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?$/.test(config)) throw s.error('a text search language such as english');
       s.expect(')');
     }
     s.expect('.', '"." after the operator');
-    return { negated, operation: { kind: 'fts', op: op as FtsOp, language, value: readValue(s) } };
+    return { negated, operation: { kind: 'search', op: op as SearchOperator, config, value: readValue(s) } };
   }
-  if (isOneOf(QUANTIFIABLE_OPS, op)) {
-    let quantifier: 'any' | 'all' | null = null;
+  let quantifier: Quantifier | null = null;
+  if (grammar === 'quantifiable') {
     if (s.eat('(any)')) quantifier = 'any';
     else if (s.eat('(all)')) quantifier = 'all';
     else if (s.peek() === '(') throw s.error('"(any)" or "(all)"');
-    s.expect('.', '"." after the operator');
-    return { negated, operation: { kind: 'quantifiable', op: op as QuantifiableOp, quantifier, value: readValue(s) } };
   }
-  if (isOneOf(SIMPLE_OPS, op)) {
-    s.expect('.', '"." after the operator');
-    return { negated, operation: { kind: 'simple', op: op as SimpleOp, value: readValue(s) } };
-  }
-  throw unknown();
+  s.expect('.', '"." after the operator');
+  return { negated, operation: { kind: 'compare', op: op as CompareOperator, quantifier, value: readValue(s) } };
 }
 
 /** The value of a filter parameter, such as `not.in.(1,2)` or `ilike(any).{a*,b*}`. */

@@ -1,5 +1,6 @@
 /** The request headers the engine reads: Prefer, Range, Range-Unit and Accept. */
 import { ApiError } from '../errors.ts';
+import { JSON_MEDIA, OBJECT_MEDIA } from '../media-types.ts';
 import type { Preferences, RangeHeader, ResponseFormat } from '../request.ts';
 
 export type HeaderLookup = (name: string) => string | null | undefined;
@@ -81,8 +82,8 @@ export function parseRange(range: string | null | undefined, unit: string | null
   return { from, to };
 }
 
-const JSON_TYPES = new Set(['*/*', 'application/*', 'application/json']);
-const OBJECT_TYPES = new Set(['application/vnd.pgrst.object+json', 'application/vnd.pgrst.object']);
+const JSON_TYPES = new Set(['*/*', 'application/*', JSON_MEDIA]);
+const OBJECT_TYPES = new Set([OBJECT_MEDIA, 'application/vnd.pgrst.object']);
 
 /** Content negotiation: the first acceptable media type by q-value, JSON when none is given. */
 export function parseAccept(header: string | null | undefined): ResponseFormat {

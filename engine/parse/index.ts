@@ -27,5 +27,3 @@ export function parseRequest(raw: RawRequest & { readonly method: Method }): Api
     range: raw.method === 'GET' ? parseRange(raw.header('range'), raw.header('range-unit')) : null,
   };
 }
-
-export { splitQuery } from './query.ts';

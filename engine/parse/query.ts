@@ -5,7 +5,7 @@
  */
 import { ApiError } from '../errors.ts';
 import type { Condition, QueryParams } from '../request.ts';
-import { parseFieldRef } from './field.ts';
+import { parseFieldRef, parseName } from './field.ts';
 import { parseFilterValue, parseLogicTree } from './filter.ts';
 import { Scanner } from './scanner.ts';
 import { parseOrder, parseSelect } from './select.ts';
@@ -21,7 +21,7 @@ function decode(part: string): string {
 }
 
 /** `key=value` pairs in order; a part without `=` is ignored, as PostgREST does. */
-export function splitQuery(raw: string): Array<[string, string]> {
+function splitQuery(raw: string): Array<[string, string]> {
   const pairs: Array<[string, string]> = [];
   for (const part of raw.replace(/^\?/, '').split('&')) {
     const eq = part.indexOf('=');
@@ -41,6 +41,19 @@ function parseCount(name: 'limit' | 'offset', value: string): number {
     throw s.error('a whole number of zero or more');
   }
   return Number(digits);
+}
+
+/** `a,"b",c` as `columns=` and `on_conflict=` take: field names, each once. */
+function parseNameList(parameter: 'columns' | 'on_conflict', value: string): string[] {
+  const s = new Scanner(value, `${parameter} parameter`, `${parameter}=${value}`, parameter.length + 1);
+  const names = new Set<string>();
+  do {
+    s.skipSpaces();
+    names.add(parseName(s));
+    s.skipSpaces();
+  } while (s.eat(','));
+  s.expectEnd(`"," or the end of ${parameter}`);
+  return [...names];
 }
 
 /** A filter key: a field name (quoted or not) with an optional JSON path, and nothing else. */
@@ -63,8 +76,8 @@ export function parseQuery(raw: string): QueryParams {
   let order: QueryParams['order'] = [];
   let limit: number | null = null;
   let offset: number | null = null;
-  let columns: string | null = null;
-  let onConflict: string | null = null;
+  let columns: QueryParams['columns'] = null;
+  let onConflict: QueryParams['onConflict'] = null;
   const where: Condition[] = [];
 
   for (const [key, value] of splitQuery(raw)) {
@@ -73,11 +86,11 @@ export function parseQuery(raw: string): QueryParams {
       continue;
     }
     if (key === 'columns') {
-      columns = value;
+      columns = parseNameList('columns', value);
       continue;
     }
     if (key === 'on_conflict') {
-      onConflict = value;
+      onConflict = parseNameList('on_conflict', value);
       continue;
     }
     const special = SPECIAL_TAIL.exec(key);

@@ -81,6 +81,7 @@ export class Scanner {
       'INVALID_QUERY',
       `failed to parse ${this.what} (${this.shown}) at column ${column}: expected ${expected}, found ${found}`,
       {
+        details: `unexpected ${found} at column ${column}, expecting ${expected}`,
         context: { parameter: this.shown, column, expected, found },
       },
     );

@@ -1,32 +1,17 @@
 /**
  * Request bodies checked against the registry before anything reaches the database: valibot
  * schemas derived once per resource from its fields (types, enums, uuids, dates, timestamps),
- * unknown fields refused, server-managed fields handled as decisions.md section 3 says.
+ * unknown fields refused, server-managed fields handled as the registry's `serverManaged` says.
  * Every problem is reported at once, by field and, for arrays, by item index.
  */
 import * as v from 'valibot';
+import type { Row } from '../db/port.ts';
 import { ApiError } from '../errors.ts';
+import { DATE, NOT_STORABLE, realDate, storable, TIMESTAMP, UUID } from '../formats.ts';
 import type { Field, FieldKind, Resource } from '../registry.ts';
-import { UUID } from './values.ts';
 
-export type Row = Record<string, unknown>;
-
-/** A real calendar day, so `2026-02-30` is refused here rather than by PostgreSQL. */
-export function realDate(text: string): boolean {
-  const [y, m, d] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
-  const date = new Date(Date.UTC(y, m - 1, d));
-  return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
-}
-
-export const DATE = /^\d{4}-\d{2}-\d{2}$/;
-/** ISO 8601 with an offset: `2026-12-01T09:00:00Z`, `2026-12-01T09:00:00.5+01:00`, seconds optional. */
-export const TIMESTAMP =
-  /^\d{4}-\d{2}-\d{2}[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,6})?)?(?:Z|[+-](?:0\d|1[0-5])(?::?[0-5]\d)?)$/i;
 const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
-/** Text PostgreSQL can store: no NUL character, no unpaired surrogate. */
-export const storable = (text: string): boolean => !text.includes('\u0000') && text.isWellFormed();
-const NOT_STORABLE = 'must not contain NUL characters or unpaired surrogates';
 /** Exponents PostgreSQL's numeric takes without overflowing. */
 const sensibleExponent = (text: string) => Math.abs(Number(/e([+-]?\d+)$/i.exec(text)?.[1] ?? 0)) <= 1000;
 /** A btree index entry must stay under about 2.7 kB: indexed text is kept well below. */
@@ -77,9 +62,6 @@ function fieldSchema(field: Field): v.GenericSchema {
   return field.nullable ? v.nullable(base) : base;
 }
 
-/** Fields a body may set: everything but the timestamps and the organisation (from the token). */
-const SET_BY_SERVER = new Set(['created_at', 'updated_at', 'organisation_id']);
-
 export type BodyMode = 'create' | 'update';
 
 export interface BodySchemas {
@@ -90,7 +72,8 @@ export interface BodySchemas {
 
 /** Built once per resource at start-up. */
 export function bodySchemas(resource: Resource): BodySchemas {
-  const create = resource.fields.filter((f) => !SET_BY_SERVER.has(f.name));
+  // A client may give `id` on create; every other server-managed field is the server's.
+  const create = resource.fields.filter((f) => !f.serverManaged || f.name === 'id');
   const update = create.filter((f) => f.name !== 'id');
   const partial = (fields: Field[]) =>
     v.partial(v.object(Object.fromEntries(fields.map((f) => [f.name, fieldSchema(f)]))));
@@ -137,12 +120,12 @@ export function inspectItem(
     if (key === 'organisation_id') {
       if (typeof value === 'string' && UUID.test(value)) claimed = value.toLowerCase();
       else if (value !== null) invalid.push({ field: key, message: 'must be a uuid' });
-    } else if (key === 'created_at' || key === 'updated_at') {
-      // Set by the server; a client value such as the spec's now() placeholder is ignored.
     } else if (key === 'id' && mode === 'update') {
       invalid.push({ field: key, message: 'cannot be changed' });
     } else if (schemas.writable[mode].has(key) || extra?.(key)) {
       row[key] = value;
+    } else if (resource.field(key)?.serverManaged) {
+      // Set by the server; a client value such as the spec's now() placeholder is ignored.
     } else {
       unknown.push({ field: key, message: `is not a field of ${resource.name}` });
     }
@@ -184,6 +167,9 @@ export function problemsError(
       'VALIDATION_FAILED',
       `the body is not valid: ${where}${first.field || 'the item'} ${first.message}${more}`,
       {
+        details: invalid
+          .map((p) => `${p.item === undefined ? '' : `item ${p.item}: `}${p.field || 'the item'} ${p.message}`)
+          .join('\n'),
         context: invalid,
       },
     );

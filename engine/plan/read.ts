@@ -4,44 +4,12 @@
  * A name that does not exist, may not be filtered or may not be ordered on is a 400 here.
  */
 import { ApiError } from '../errors.ts';
+import { IS_VALUES, OPERATORS, OPERATORS_BY_KIND, SCALAR_KINDS } from '../operators.ts';
 import { showField } from '../parse/field.ts';
 import type { Field, FieldKind, Resource } from '../registry.ts';
-import type { ApiRequest, Condition, FieldRef, FilterNode, Operation, OrderTerm, SelectItem } from '../request.ts';
-import type {
-  Comparison,
-  PlannedColumn,
-  PlannedCondition,
-  PlannedOperation,
-  PlannedOrder,
-  ReadPlan,
-  Target,
-  TsQueryFunction,
-} from './types.ts';
-import { arrayLiteral, checkValue, SQL_TYPE } from './values.ts';
-
-const COMPARISONS: Record<string, Comparison> = {
-  eq: '=',
-  neq: '<>',
-  gt: '>',
-  gte: '>=',
-  lt: '<',
-  lte: '<=',
-  like: 'LIKE',
-  ilike: 'ILIKE',
-  match: '~',
-  imatch: '~*',
-  cs: '@>',
-  cd: '<@',
-  ov: '&&',
-  isdistinct: 'IS DISTINCT FROM',
-};
-
-const TS_QUERY: Record<string, TsQueryFunction> = {
-  fts: 'to_tsquery',
-  plfts: 'plainto_tsquery',
-  phfts: 'phraseto_tsquery',
-  wfts: 'websearch_to_tsquery',
-};
+import type { ApiRequest, Condition, FieldRef, Operation, OrderTerm, SelectItem } from '../request.ts';
+import type { PlannedColumn, PlannedCondition, PlannedOperation, PlannedOrder, ReadPlan, Target } from './types.ts';
+import { arrayLiteral, checkValue } from './values.ts';
 
 /** Casts `select` may ask for, by the names callers write, to the name we emit. */
 const SAFE_CASTS: Record<string, string> = {
@@ -71,33 +39,18 @@ const SAFE_CASTS: Record<string, string> = {
 /** The cast names `select` accepts, for documentation. */
 export const SELECT_CASTS: readonly string[] = Object.keys(SAFE_CASTS);
 
-const COMPARE = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'isdistinct', 'is.null', 'is.not_null'];
-const SCALAR = [...COMPARE, 'in'];
-
-/**
- * The filter operators each kind of value takes (`is.<value>` for `is`). The range operators
- * (sl, sr, nxr, nxl, adj) parse but no field takes them: no resource has a range field.
- */
-export const OPERATORS: Record<FieldKind, readonly string[]> = {
-  uuid: SCALAR,
-  integer: SCALAR,
-  numeric: SCALAR,
-  date: SCALAR,
-  timestamptz: SCALAR,
-  text: [...SCALAR, 'like', 'ilike', 'match', 'imatch', 'fts', 'plfts', 'phfts', 'wfts'],
-  boolean: [...SCALAR, 'is.true', 'is.false', 'is.unknown'],
-  'text[]': [...COMPARE, 'cs', 'cd', 'ov'],
-  jsonb: [...COMPARE, 'cs', 'cd'],
-};
+/** The resource's field of that name; 400 UNKNOWN_FIELD listing its fields when it has none. */
+export function knownField(resource: Resource, name: string): Field {
+  const field = resource.field(name);
+  if (field) return field;
+  throw new ApiError('UNKNOWN_FIELD', `${resource.name} has no field "${name}"`, {
+    hint: `Fields of ${resource.name}: ${resource.fields.map((f) => f.name).join(', ')}.`,
+    context: { resource: resource.name, field: name },
+  });
+}
 
 function resolve(resource: Resource, ref: FieldRef, use: 'select' | 'filter' | 'order'): Target {
-  const field = resource.field(ref.name);
-  if (!field) {
-    throw new ApiError('UNKNOWN_FIELD', `${resource.name} has no field "${ref.name}"`, {
-      hint: `Fields of ${resource.name}: ${resource.fields.map((f) => f.name).join(', ')}.`,
-      context: { resource: resource.name, field: ref.name },
-    });
-  }
+  const field = knownField(resource, ref.name);
   if (use === 'filter' && !field.filterable) {
     throw new ApiError('UNKNOWN_FIELD', `${resource.name} cannot be filtered on "${field.name}"`, {
       hint: `Filterable fields: ${resource.fields
@@ -114,7 +67,7 @@ function resolve(resource: Resource, ref: FieldRef, use: 'select' | 'filter' | '
       context: { resource: resource.name, field: field.name },
     });
   }
-  if (ref.jsonPath.length === 0) return { field, jsonPath: [], type: SQL_TYPE[field.kind] };
+  if (ref.jsonPath.length === 0) return { field, jsonPath: [], kind: field.kind };
   if (field.kind !== 'jsonb') {
     throw new ApiError(
       'INVALID_QUERY',
@@ -125,78 +78,58 @@ function resolve(resource: Resource, ref: FieldRef, use: 'select' | 'filter' | '
     );
   }
   const last = ref.jsonPath[ref.jsonPath.length - 1]!;
-  return { field, jsonPath: ref.jsonPath, type: last.arrow === '->>' ? 'text' : 'jsonb' };
+  return { field, jsonPath: ref.jsonPath, kind: last.arrow === '->>' ? 'text' : 'jsonb' };
 }
-
-/** The kind a target's values must have: the field's, or text/JSON after a JSON path. */
-const valueKind = (target: Target) =>
-  target.jsonPath.length === 0 ? target.field.kind : target.type === 'text' ? 'text' : 'jsonb';
 
 function refuse(target: Target, op: string, why: string): never {
-  throw new ApiError(
-    'INVALID_QUERY',
-    `operator "${op}" cannot be used on ${showField({ name: target.field.name, jsonPath: target.jsonPath })}: ${why}`,
-    {
-      context: { field: target.field.name, operator: op },
-    },
-  );
+  const shown = showField({ name: target.field.name, jsonPath: target.jsonPath });
+  throw new ApiError('INVALID_QUERY', `operator "${op}" cannot be used on ${shown}: ${why}`, {
+    context: { field: target.field.name, operator: op },
+  });
 }
 
+const applies = (kinds: readonly FieldKind[], kind: FieldKind) => kinds.includes(kind);
+
+/** The operator's name as hints spell it: `is.<value>` for `is`. */
 const operatorName = (operation: Operation): string =>
   operation.kind === 'in' ? 'in' : operation.kind === 'is' ? `is.${operation.value}` : operation.op;
 
 function planOperation(target: Target, operation: Operation): PlannedOperation {
-  const kind = valueKind(target);
+  const { kind } = target;
   const name = target.field.name;
-  const op = operatorName(operation);
-  if (!OPERATORS[kind].includes(op)) refuse(target, op, `a ${kind} field takes ${OPERATORS[kind].join(', ')}`);
-
+  const kinds =
+    operation.kind === 'is'
+      ? IS_VALUES[operation.value]
+      : OPERATORS[operation.kind === 'in' ? 'in' : operation.op].kinds;
+  if (!applies(kinds, kind)) {
+    refuse(target, operatorName(operation), `a ${kind} field takes ${OPERATORS_BY_KIND[kind].join(', ')}`);
+  }
   switch (operation.kind) {
     case 'is':
-      return {
-        kind: 'is',
-        keyword: ({ null: 'NULL', not_null: 'NOT NULL', true: 'TRUE', false: 'FALSE', unknown: 'UNKNOWN' } as const)[
-          operation.value
-        ],
-      };
+      return { kind: 'is', value: operation.value };
     case 'in':
       for (const v of operation.values) checkValue(name, kind, v);
-      return { kind: 'in', array: arrayLiteral(operation.values), type: target.type };
-    case 'fts':
-      return { kind: 'fts', fn: TS_QUERY[operation.op]!, language: operation.language, query: operation.value };
-    case 'simple':
-      checkValue(name, kind, operation.value);
-      return { kind: 'compare', operator: COMPARISONS[operation.op]!, value: operation.value, type: target.type };
-    case 'quantifiable': {
-      const operator = COMPARISONS[operation.op]!;
-      // PostgREST's like patterns use * for %, as % is awkward in URLs.
-      const pattern = (v: string) => (operation.op === 'like' || operation.op === 'ilike' ? v.replace(/\*/g, '%') : v);
-      if (operation.quantifier === null) {
+      return { kind: 'in', list: arrayLiteral(operation.values) };
+    case 'search':
+      return { kind: 'search', op: operation.op, config: operation.config, query: operation.value };
+    case 'compare': {
+      const { op, quantifier } = operation;
+      const value = 'starWildcard' in OPERATORS[op] ? operation.value.replace(/\*/g, '%') : operation.value;
+      if (quantifier === null) {
         checkValue(name, kind, operation.value);
-        return { kind: 'compare', operator, value: pattern(operation.value), type: target.type };
+        return { kind: 'compare', op, value };
       }
-      if (kind === 'text[]' || kind === 'jsonb')
-        refuse(
-          target,
-          `${operation.op}(${operation.quantifier})`,
-          `it applies to scalar fields, and this field is ${kind}`,
-        );
+      if (!applies(SCALAR_KINDS, kind)) {
+        refuse(target, `${op}(${quantifier})`, `it applies to scalar fields, and this field is ${kind}`);
+      }
       if (!/^\{.*\}$/s.test(operation.value.trim())) {
         throw new ApiError(
           'INVALID_QUERY',
-          `${operation.op}(${operation.quantifier}) on ${name} takes an array literal such as {a,b}, not "${operation.value}"`,
-          {
-            context: { field: name, value: operation.value },
-          },
+          `${op}(${quantifier}) on ${name} takes a list literal such as {a,b}, not "${operation.value}"`,
+          { context: { field: name, value: operation.value } },
         );
       }
-      return {
-        kind: 'quantified',
-        operator,
-        quantifier: operation.quantifier === 'any' ? 'ANY' : 'ALL',
-        array: pattern(operation.value),
-        type: target.type,
-      };
+      return { kind: 'quantified', op, quantifier, list: value };
     }
   }
 }
@@ -205,14 +138,13 @@ export function planCondition(resource: Resource, condition: Condition): Planned
   if (condition.kind === 'logic') {
     return {
       kind: 'logic',
-      op: condition.op === 'and' ? 'AND' : 'OR',
+      op: condition.op,
       negated: condition.negated,
       children: condition.children.map((c) => planCondition(resource, c)),
     };
   }
-  const filter: FilterNode = condition;
-  const target = resolve(resource, filter.field, 'filter');
-  return { kind: 'filter', target, negated: filter.negated, operation: planOperation(target, filter.operation) };
+  const target = resolve(resource, condition.field, 'filter');
+  return { kind: 'filter', target, negated: condition.negated, operation: planOperation(target, condition.operation) };
 }
 
 /** Output keys become quoted identifiers: printable name characters only, and no longer than PostgreSQL keeps. */
@@ -242,7 +174,7 @@ export function planColumns(
   const columns: PlannedColumn[] = [];
   let star = false;
   const whole = (field: Field): PlannedColumn => ({
-    target: { field, jsonPath: [], type: SQL_TYPE[field.kind] },
+    target: { field, jsonPath: [], kind: field.kind },
     cast: null,
     key: field.name,
   });
@@ -270,8 +202,8 @@ export function planColumns(
 function planOrder(resource: Resource, terms: readonly OrderTerm[]): PlannedOrder[] {
   return terms.map((term) => ({
     target: resolve(resource, term.field, 'order'),
-    direction: term.direction === null ? null : term.direction === 'asc' ? 'ASC' : 'DESC',
-    nulls: term.nulls === null ? null : term.nulls === 'first' ? 'FIRST' : 'LAST',
+    direction: term.direction,
+    nulls: term.nulls,
   }));
 }
 

@@ -1,46 +1,33 @@
 /** The plan: a request checked against the registry, every name resolved to a field. */
-import type { Field, Resource } from '../registry.ts';
-import type { CountPreference, JsonPathStep, ResponseFormat } from '../request.ts';
+import type { CompareOperator, IsValue, SearchOperator } from '../operators.ts';
+import type { Field, FieldKind, Resource } from '../registry.ts';
+import type { CountPreference, JsonPathStep, Quantifier, ResponseFormat } from '../request.ts';
 
 /** A field, possibly followed by a JSON path. */
 export interface Target {
   readonly field: Field;
   readonly jsonPath: readonly JsonPathStep[];
-  /** The SQL type of the expression: the field's, or text/jsonb after a JSON path. */
-  readonly type: string;
+  /** The kind of the expression's values: the field's, or text (`->>`) or jsonb (`->`) after a JSON path. */
+  readonly kind: FieldKind;
 }
 
-export type Comparison =
-  | '='
-  | '<>'
-  | '>'
-  | '>='
-  | '<'
-  | '<='
-  | 'LIKE'
-  | 'ILIKE'
-  | '~'
-  | '~*'
-  | '@>'
-  | '<@'
-  | '&&'
-  | 'IS DISTINCT FROM';
-export type IsKeyword = 'NULL' | 'NOT NULL' | 'TRUE' | 'FALSE' | 'UNKNOWN';
-export type TsQueryFunction = 'to_tsquery' | 'plainto_tsquery' | 'phraseto_tsquery' | 'websearch_to_tsquery';
-
-/** Values travel as bound parameters cast to `type`; nothing here is ever spliced into SQL. */
+/**
+ * An operation checked against its target: operators by name (compile gives them their SQL) and
+ * values as the caller wrote them, each bound as a parameter of the target's kind.
+ */
 export type PlannedOperation =
-  | { readonly kind: 'compare'; readonly operator: Comparison; readonly value: string; readonly type: string }
+  | { readonly kind: 'compare'; readonly op: CompareOperator; readonly value: string }
+  /** `op(any)` / `op(all)` over a list literal `{a,b}`. */
   | {
       readonly kind: 'quantified';
-      readonly operator: Comparison;
-      readonly quantifier: 'ANY' | 'ALL';
-      readonly array: string;
-      readonly type: string;
+      readonly op: CompareOperator;
+      readonly quantifier: Quantifier;
+      readonly list: string;
     }
-  | { readonly kind: 'in'; readonly array: string; readonly type: string }
-  | { readonly kind: 'is'; readonly keyword: IsKeyword }
-  | { readonly kind: 'fts'; readonly fn: TsQueryFunction; readonly language: string | null; readonly query: string };
+  /** `in`: the elements as a list literal. */
+  | { readonly kind: 'in'; readonly list: string }
+  | { readonly kind: 'is'; readonly value: IsValue }
+  | { readonly kind: 'search'; readonly op: SearchOperator; readonly config: string | null; readonly query: string };
 
 export interface PlannedFilter {
   readonly kind: 'filter';
@@ -51,7 +38,7 @@ export interface PlannedFilter {
 
 export interface PlannedLogic {
   readonly kind: 'logic';
-  readonly op: 'AND' | 'OR';
+  readonly op: 'and' | 'or';
   readonly negated: boolean;
   readonly children: readonly PlannedCondition[];
 }
@@ -68,8 +55,8 @@ export interface PlannedColumn {
 
 export interface PlannedOrder {
   readonly target: Target;
-  readonly direction: 'ASC' | 'DESC' | null;
-  readonly nulls: 'FIRST' | 'LAST' | null;
+  readonly direction: 'asc' | 'desc' | null;
+  readonly nulls: 'first' | 'last' | null;
 }
 
 export interface ReadPlan {

@@ -6,19 +6,6 @@
 import { ApiError } from '../errors.ts';
 import type { FieldKind } from '../registry.ts';
 
-/** SQL type a parameter is cast to, by field kind. */
-export const SQL_TYPE: Record<FieldKind, string> = {
-  uuid: 'uuid',
-  text: 'text',
-  boolean: 'boolean',
-  integer: 'int4',
-  numeric: 'numeric',
-  date: 'date',
-  timestamptz: 'timestamptz',
-  'text[]': 'text[]',
-  jsonb: 'jsonb',
-};
-
 /** A uuid in its canonical form, as the API gives them out and bodies must send them. */
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Filters also take the other spellings PostgreSQL reads (braces, no hyphens). */

@@ -4,37 +4,17 @@
  * `Prefer: resolution=...`, the filters of PATCH and DELETE (one is required), and what the
  * response carries.
  */
+
+import type { Row } from '../db/port.ts';
 import { ApiError } from '../errors.ts';
-import { parseName } from '../parse/field.ts';
-import { Scanner } from '../parse/scanner.ts';
 import type { Field, Resource } from '../registry.ts';
 import type { ApiRequest } from '../request.ts';
-import { type BodySchemas, checkItems, type Row } from './body.ts';
-import { planColumns, planCondition } from './read.ts';
+import { type BodySchemas, checkItems } from './body.ts';
+import { knownField, planColumns, planCondition } from './read.ts';
 import type { DeletePlan, InsertPlan, PlannedCondition, UpdatePlan, WriteOutput } from './types.ts';
 
-function unknownField(resource: Resource, name: string, parameter: string): never {
-  throw new ApiError('UNKNOWN_FIELD', `${resource.name} has no field "${name}" (in ${parameter})`, {
-    hint: `Fields of ${resource.name}: ${resource.fields.map((f) => f.name).join(', ')}.`,
-    context: { resource: resource.name, field: name, parameter },
-  });
-}
-
-/** `a,"b",c` as in `columns=` and `on_conflict=`: names of the resource's fields. */
-function fieldList(resource: Resource, parameter: 'columns' | 'on_conflict', value: string): Field[] {
-  const s = new Scanner(value, `${parameter} parameter`, `${parameter}=${value}`, parameter.length + 1);
-  const fields: Field[] = [];
-  do {
-    s.skipSpaces();
-    const name = parseName(s);
-    s.skipSpaces();
-    const field = resource.field(name);
-    if (!field) unknownField(resource, name, parameter);
-    if (!fields.includes(field)) fields.push(field);
-  } while (s.eat(','));
-  s.expectEnd(`"," or the end of ${parameter}`);
-  return fields;
-}
+/** The fields `columns=` or `on_conflict=` names. */
+const fieldList = (resource: Resource, names: readonly string[]): Field[] => names.map((n) => knownField(resource, n));
 
 function output(resource: Resource, request: ApiRequest): WriteOutput {
   const prefs = request.preferences;
@@ -72,7 +52,7 @@ export function planInsert(resource: Resource, schemas: BodySchemas, request: Ap
   }
   let items = array ? (body as unknown[]) : [body];
   // With `columns=`, only the listed keys are read from each item, as PostgREST does.
-  const listed = request.query.columns === null ? null : fieldList(resource, 'columns', request.query.columns);
+  const listed = request.query.columns === null ? null : fieldList(resource, request.query.columns);
   if (listed) {
     const names = new Set(listed.map((f) => f.name));
     items = items.map((item) =>
@@ -99,7 +79,7 @@ export function planInsert(resource: Resource, schemas: BodySchemas, request: Ap
     const target =
       request.query.onConflict === null
         ? [resource.field('id')].filter((f) => f !== undefined)
-        : fieldList(resource, 'on_conflict', request.query.onConflict);
+        : fieldList(resource, request.query.onConflict);
     if (target.length === 0)
       throw new ApiError(
         'INVALID_QUERY',

@@ -1,18 +1,14 @@
 /** The real app over a test database, plus organisations with tokens and rows to read. */
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../engine/db/port.ts';
-import { importTargets } from '../../engine/imports/batch.ts';
-import { startImportWorker } from '../../engine/imports/jobs.ts';
-import { createEngine } from '../../engine/index.ts';
-import { createRegistry, type ResourceDefinition } from '../../engine/registry.ts';
-import { imports } from '../../schema/imports.ts';
-import { resources } from '../../schema/registry.ts';
-import { createApp } from '../../server/app.ts';
+import type { ResourceDefinition } from '../../engine/registry.ts';
 import { createToken } from '../../server/auth/tokens.ts';
+import { type Api, buildApi } from '../../server/build.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export interface TestApp extends TestDatabase {
-  readonly app: ReturnType<typeof createApp>;
+  readonly app: Api['app'];
+  readonly imports: Api['imports'];
   /** GET (or any method) with a bearer token; `path` is below /api/v1. */
   call(path: string, token: string | null, init?: RequestInit): Promise<Response>;
 }
@@ -27,19 +23,12 @@ export interface TestAppOptions {
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  const registry = createRegistry(options.resources ?? resources);
-  const engine = createEngine({ registry, db: database.db, maxRows: options.maxRows ?? 1000 });
-  const targets = importTargets(registry, imports);
-  const worker = options.worker ? startImportWorker({ db: database.db, targets, pollMs: 50 }) : null;
-  const app = createApp({
-    engine,
-    ping: () => database.db.query('SELECT 1'),
-    versioned: {
-      db: database.db,
-      targets,
-      fileLimit: options.fileLimit ?? 100 * 1024 * 1024,
-      wake: () => worker?.wake(),
-    },
+  const { app, imports, worker } = buildApi({
+    db: database.db,
+    resources: options.resources,
+    maxRows: options.maxRows ?? 1000,
+    fileLimit: options.fileLimit ?? 100 * 1024 * 1024,
+    worker: options.worker ? { pollMs: 50 } : undefined,
   });
   return {
     ...database,
@@ -48,6 +37,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       await database.drop();
     },
     app,
+    imports,
     call(path, token, init = {}) {
       const headers = new Headers(init.headers);
       if (token !== null) headers.set('Authorization', `Bearer ${token}`);
@@ -67,4 +57,4 @@ export async function createOrganisation(db: Queryable): Promise<Organisation> {
   return { id, token };
 }
 
-export { insertRows } from '../../scripts/seed.ts';
+export { insertRows } from '../../server/demo.ts';

@@ -4,9 +4,9 @@
  * while reading, never buffered whole.
  */
 import { createHash } from 'node:crypto';
-import { Params } from '../compile/sql.ts';
-import type { Database, Queryable } from '../db/port.ts';
-import { ApiError } from '../errors.ts';
+import { Params } from '../engine/compile/sql.ts';
+import type { Database, Queryable } from '../engine/db/port.ts';
+import { ApiError } from '../engine/errors.ts';
 
 export const FILE_TYPES = ['text/csv', 'application/json', 'application/x-ndjson'] as const;
 export type FileType = (typeof FILE_TYPES)[number];

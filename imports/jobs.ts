@@ -7,11 +7,11 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parse } from 'csv-parse';
-import { Params } from '../compile/sql.ts';
-import { mapDatabaseError } from '../db/errors.ts';
-import type { Database, Queryable } from '../db/port.ts';
-import type { CustomField } from '../plan/custom-values.ts';
-import type { FieldKind } from '../registry.ts';
+import { Params } from '../engine/compile/sql.ts';
+import { CUSTOM_FIELD_TYPES } from '../engine/custom-fields.ts';
+import { mapDatabaseError } from '../engine/db/errors.ts';
+import type { Database, Queryable } from '../engine/db/port.ts';
+import type { FieldKind } from '../engine/registry.ts';
 import { type BatchResult, type ImportTarget, importItems, loadCustomFields } from './batch.ts';
 import { type FileType, readFile } from './files.ts';
 
@@ -46,6 +46,8 @@ const JOB_COLUMNS =
   ` to_json(j."updated_at") #>> '{}' AS updated_at, to_json(j."finished_at") #>> '{}' AS finished_at`;
 
 /** The JSON a client sees for a job. */
+export type JobView = ReturnType<typeof jobView>;
+
 export const jobView = (job: Job) => ({
   id: job.id,
   resource: job.resource,
@@ -104,28 +106,23 @@ async function claim(db: Database): Promise<(Job & { content_type: FileType }) |
 /** CSV cells are text: each becomes the JSON value its field (or custom field) takes; empty cells are left out. */
 function fromCsv(
   record: Record<string, string>,
-  target: ImportTarget,
-  customTypes: Map<string, CustomField['type']>,
+  kinds: (key: string) => FieldKind | undefined,
 ): Record<string, unknown> {
   const item: Record<string, unknown> = {};
   for (const [key, cell] of Object.entries(record)) {
-    if (cell === '') continue;
-    const kind: FieldKind | CustomField['type'] | undefined = target.resource.field(key)?.kind ?? customTypes.get(key);
-    item[key] = convertCell(kind, cell);
+    if (cell !== '') item[key] = convertCell(kinds(key), cell);
   }
   return item;
 }
 
-function convertCell(kind: string | undefined, cell: string): unknown {
+function convertCell(kind: FieldKind | undefined, cell: string): unknown {
   switch (kind) {
     case 'integer':
     case 'numeric':
-    case 'number':
       return cell.trim() !== '' && Number.isFinite(Number(cell)) ? Number(cell) : cell;
     case 'boolean':
       return cell === 'true' ? true : cell === 'false' ? false : cell;
     case 'text[]':
-    case 'string_list':
     case 'jsonb':
       try {
         return JSON.parse(cell);
@@ -143,13 +140,16 @@ class FileFormatError extends Error {}
 async function* items(q: Queryable, job: Job, type: FileType, target: ImportTarget): AsyncGenerator<unknown> {
   const text = readFile(q, job.organisation_id, job.file_id);
   if (type === 'text/csv') {
-    const fields = await loadCustomFields(q, target, job.organisation_id);
-    const customTypes = new Map([...fields.values()].map((f) => [f.key, f.type]));
+    const custom = await loadCustomFields(q, target, job.organisation_id);
+    const kinds = (key: string): FieldKind | undefined => {
+      const type = custom.get(key)?.type;
+      return target.resource.field(key)?.kind ?? (type && CUSTOM_FIELD_TYPES[type].kind);
+    };
     const parser = parse({ columns: true, bom: true, skip_empty_lines: true, relax_column_count: false });
     // pipeline ends the parser when the text ends and destroys it (failing the loop) on an error.
     const feeding = pipeline(Readable.from(text), parser);
     feeding.catch(() => {});
-    for await (const record of parser) yield fromCsv(record as Record<string, string>, target, customTypes);
+    for await (const record of parser) yield fromCsv(record as Record<string, string>, kinds);
     await feeding;
     return;
   }

@@ -1,75 +1,47 @@
 /**
- * Batch imports (decisions.md section 8): items of one resource, each matched on `external_id`
+ * Batch imports (the README's "The versioned API"): items of one resource, each matched on `external_id`
  * within the organisation (an update) or created, with custom-field values by key. Every item is
  * checked on its own: valid items are written even when others fail, and each gets a result.
  * The writes are set-based, a handful of statements per batch whatever its size, and the caller
  * runs them in one transaction.
  */
 import { randomUUID } from 'node:crypto';
-import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
-import { ident, Params, recordType } from '../compile/sql.ts';
-import type { Queryable } from '../db/port.ts';
-import { type BodySchemas, bodySchemas, inspectItem, problemsError, type Row } from '../plan/body.ts';
-import { type CustomField, customValueProblem, customValueRow } from '../plan/custom-values.ts';
-import { arrayLiteral } from '../plan/values.ts';
-import type { CustomFieldEntity, Registry, Resource } from '../registry.ts';
+import { upsertCustomValues } from '../engine/compile/custom-fields.ts';
+import { ident, Params, recordType } from '../engine/compile/sql.ts';
+import { type CustomField, customValueProblem } from '../engine/custom-fields.ts';
+import type { Queryable, Row } from '../engine/db/port.ts';
+import { type BodySchemas, bodySchemas, inspectItem, problemsError } from '../engine/plan/body.ts';
+import { arrayLiteral } from '../engine/plan/values.ts';
+import type { CustomFields, Registry, Resource } from '../engine/registry.ts';
 
-/** What an import writes: a registry resource and the table of its custom-field values. */
+/** What an import writes: a registry resource and, where it has them, its custom fields. */
 export interface ImportTarget {
+  /** The collection, as in `/v1/contacts/imports`. */
   readonly name: string;
   readonly resource: Resource;
   readonly schemas: BodySchemas;
-  readonly entity: CustomFieldEntity;
-  readonly valuesTable: string;
-  readonly parentKey: string;
-  /** References to check before writing: a field and the table whose ids it must name. */
-  readonly references: ReadonlyArray<{ readonly field: string; readonly table: string }>;
+  readonly customFields: CustomFields | undefined;
 }
 
-export interface ImportDefinition {
-  /** The registry resource whose fields items use. */
-  readonly resource: string;
-  readonly table: PgTable;
-  readonly values: { readonly entity: CustomFieldEntity; readonly table: PgTable; readonly parentKey: string };
-}
-
-/** Import targets by name, built once at start-up from their definitions (schema/imports.ts). */
-export function importTargets(
-  registry: Registry,
-  definitions: Readonly<Record<string, ImportDefinition>>,
-): Map<string, ImportTarget> {
+/** Import targets by collection, built once at start-up from the registry's resources that offer imports. */
+export function importTargets(registry: Registry): Map<string, ImportTarget> {
   return new Map(
-    Object.entries(definitions).map(([name, def]) => {
-      const resource = registry.get(def.resource);
-      if (!resource) throw new Error(`imports: ${name} names resource ${def.resource}, which the registry lacks`);
-      return [name, importTarget(name, resource, bodySchemas(resource), def.table, def.values)];
-    }),
+    registry.resources.flatMap((resource) =>
+      resource.imports && resource.collection
+        ? [
+            [
+              resource.collection,
+              {
+                name: resource.collection,
+                resource,
+                schemas: bodySchemas(resource),
+                customFields: resource.imports.customFields,
+              },
+            ] as const,
+          ]
+        : [],
+    ),
   );
-}
-
-function importTarget(
-  name: string,
-  resource: Resource,
-  schemas: BodySchemas,
-  table: PgTable,
-  values: ImportDefinition['values'],
-): ImportTarget {
-  // Foreign keys (organisation_id, x) -> other (organisation_id, id) become reference checks.
-  const references = getTableConfig(table).foreignKeys.flatMap((fk) => {
-    const ref = fk.reference();
-    const [org, column] = ref.columns;
-    if (ref.columns.length !== 2 || org?.name !== 'organisation_id' || !column) return [];
-    return [{ field: column.name, table: getTableConfig(ref.foreignTable).name }];
-  });
-  return {
-    name,
-    resource,
-    schemas,
-    entity: values.entity,
-    valuesTable: getTableConfig(values.table).name,
-    parentKey: values.parentKey,
-    references,
-  };
 }
 
 export interface ItemError {
@@ -125,7 +97,7 @@ function accept(
       row[key] = value;
       continue;
     }
-    const problem = customValueProblem(field, value);
+    const problem = customValueProblem(field.type, value);
     if (problem) invalid.push({ field: key, message: problem });
     else custom.push([field, value]);
   }
@@ -163,15 +135,18 @@ async function lookUp(
   return new Map(rows.map((r) => [r.key, r.id]));
 }
 
-/** The organisation's custom fields of the target's entity, by key. */
+/** The organisation's custom fields of the target's entity, by key (none when the target has no custom fields). */
 export async function loadCustomFields(
   q: Queryable,
   target: ImportTarget,
   organisationId: string,
 ): Promise<Map<string, CustomField>> {
+  const custom = target.customFields;
+  if (!custom) return new Map();
   const params = new Params();
   const rows = await q.query<{ id: string; key: string; type: CustomField['type'] }>(
-    `SELECT "id"::text AS id, "key", "type" FROM "custom_field" WHERE "organisation_id" = ${params.add(organisationId, 'uuid')} AND "entity" = ${params.add(target.entity, 'text')}`,
+    `SELECT "id"::text AS id, "key", "type" FROM ${ident(custom.definitions)}` +
+      ` WHERE "organisation_id" = ${params.add(organisationId, 'uuid')} AND "entity" = ${params.add(custom.entity, 'text')}`,
     params.values,
   );
   return new Map(rows.map((f) => [f.key, f]));
@@ -196,10 +171,10 @@ export async function importItems(
   // An external_id or id may appear once per batch: later items that repeat one fail. Ids are
   // compared as uuids (any case), external ids as the case-sensitive text they are.
   const seen = new Map<string, number>();
-  const token = (key: 'external_id' | 'id', value: unknown) =>
+  const seenKey = (key: 'external_id' | 'id', value: unknown) =>
     `${key}:${key === 'id' ? String(value).toLowerCase() : String(value)}`;
   const repeated = (row: Row) =>
-    (['external_id', 'id'] as const).find((key) => typeof row[key] === 'string' && seen.has(token(key, row[key])));
+    (['external_id', 'id'] as const).find((key) => typeof row[key] === 'string' && seen.has(seenKey(key, row[key])));
   for (const [i, item] of items.entries()) {
     const outcome = accept(target, customFields, organisationId, item, offset + i);
     if ('status' in outcome) {
@@ -208,7 +183,7 @@ export async function importItems(
     }
     const key = repeated(outcome.row);
     if (key) {
-      const first = seen.get(token(key, outcome.row[key]));
+      const first = seen.get(seenKey(key, outcome.row[key]));
       results.push(
         failure(
           outcome.index,
@@ -220,12 +195,12 @@ export async function importItems(
       continue;
     }
     for (const k of ['external_id', 'id'] as const)
-      if (typeof outcome.row[k] === 'string') seen.set(token(k, outcome.row[k]), outcome.index);
+      if (typeof outcome.row[k] === 'string') seen.set(seenKey(k, outcome.row[k]), outcome.index);
     accepted.push(outcome);
   }
 
   // References must name records of the organisation; a given id must not be taken.
-  for (const { field, table } of target.references) {
+  for (const { field, table } of target.resource.references) {
     const found = await lookUp(q, table, 'id', organisationId, valuesOf(accepted, field), 'uuid');
     accepted = accepted.filter((a) => {
       const value = a.row[field];
@@ -347,10 +322,7 @@ async function updateRows(
   );
 }
 
-const VALUE_COLUMNS =
-  'parent uuid, custom_field_id uuid, key text, value text, string_value text, number_value numeric, boolean_value boolean, date_value date, datetime_value timestamptz, string_list_value text[]';
-const TYPED = ['string_value', 'number_value', 'boolean_value', 'date_value', 'datetime_value', 'string_list_value'];
-
+/** The items' custom-field values, into the target's value table. */
 async function writeCustomValues(
   q: Queryable,
   target: ImportTarget,
@@ -359,17 +331,18 @@ async function writeCustomValues(
   ids: Map<Accepted, string>,
 ) {
   const values = rows.flatMap((a) =>
-    a.custom.map(([field, value]) => ({ parent: ids.get(a), ...customValueRow(field, value) })),
+    a.custom.map(([field, value]) => ({
+      parent: ids.get(a),
+      field_id: field.id,
+      key: field.key,
+      type: field.type,
+      value,
+    })),
   );
-  if (values.length === 0) return;
+  if (values.length === 0 || !target.customFields) return;
   const params = new Params();
-  const parent = ident(target.parentKey);
-  const columns = ['key', 'value', ...TYPED].map((c) => ident(c));
-  await q.query(
-    `INSERT INTO ${ident(target.valuesTable)} ("organisation_id", ${parent}, "custom_field_id", ${columns.join(', ')})` +
-      ` SELECT ${params.add(organisationId, 'uuid')}, c.parent, c.custom_field_id, ${columns.map((c) => `c.${c}`).join(', ')}` +
-      ` FROM json_to_recordset(${params.add(JSON.stringify(values), 'json')}) AS c(${VALUE_COLUMNS})` +
-      ` ON CONFLICT ("organisation_id", ${parent}, "custom_field_id") DO UPDATE SET ${columns.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, "updated_at" = now()`,
-    params.values,
-  );
+  const source =
+    `(SELECT ${params.add(organisationId, 'uuid')} AS organisation_id, r.* FROM json_to_recordset(` +
+    `${params.add(JSON.stringify(values), 'json')}) AS r(parent uuid, field_id uuid, key text, type text, value jsonb)) c`;
+  await q.query(upsertCustomValues(target.customFields, source), params.values);
 }

@@ -1,0 +1,82 @@
+/**
+ * Custom-field values in SQL, derived from the type table in custom-fields.ts: reading a stored
+ * value from its typed column, checking a JSON value against a field's type inside a statement,
+ * and writing values into a value table (PATCH on `*_details` and imports share that statement).
+ */
+import { CUSTOM_FIELD_TYPES, type CustomFieldType } from '../custom-fields.ts';
+import { arrayLiteral } from '../plan/values.ts';
+import type { CustomFields } from '../registry.ts';
+import { SCOPED } from './scope.ts';
+import { constant, ident, type Params, SQL_TYPE } from './sql.ts';
+
+const TYPES = Object.keys(CUSTOM_FIELD_TYPES) as CustomFieldType[];
+
+/** `CASE <type> WHEN 'string' THEN <then('string')> ... END` over every custom-field type. */
+const byType = (type: string, then: (t: CustomFieldType) => string, otherwise = '') =>
+  `CASE ${type}${TYPES.map((t) => ` WHEN ${constant(t)} THEN ${then(t)}`).join('')}${otherwise} END`;
+
+/** A stored value as JSON, read from the typed column of value row `v` that its field's type names. */
+const STORED_VALUE = byType('cf."type"', (t) => `to_jsonb(v.${ident(CUSTOM_FIELD_TYPES[t].column)})`);
+
+/**
+ * The stored custom-field values of row `t` as one jsonb object, or NULL when it has none.
+ * `keys` are the object's other keys: a custom field never hides or repeats one of them.
+ */
+export function storedCustomFields(custom: CustomFields, keys: readonly string[], params: Params): string {
+  const reserved = params.add(arrayLiteral(keys), 'text[]');
+  const entity = params.add(custom.entity, 'text');
+  return (
+    `(SELECT jsonb_object_agg(cf."key", ${STORED_VALUE}) FROM ${ident(custom.table)} v` +
+    ` JOIN ${ident(custom.definitions)} cf ON cf."organisation_id" = v."organisation_id"` +
+    ` AND cf."id" = v."custom_field_id" AND cf."entity" = ${entity}` +
+    ` WHERE v."organisation_id" = ${SCOPED} AND v.${ident(custom.parentKey)} = t."id" AND cf."key" <> ALL(${reserved}))`
+  );
+}
+
+/**
+ * Whether the jsonb `value` fits a field of type `type` (both SQL expressions); null always fits
+ * (it clears the value). The same rules as `customValueProblem`, with its very patterns as
+ * parameters, so a value is judged alike in TypeScript and in SQL.
+ */
+export function customValueFits(value: string, type: string, params: Params): string {
+  const text = `(${value} #>> '{}')`;
+  const fits = (t: CustomFieldType) => {
+    const spec = CUSTOM_FIELD_TYPES[t];
+    const checks = [`jsonb_typeof(${value}) = ${constant(spec.json)}`];
+    if (spec.json === 'array') {
+      checks.push(`NOT EXISTS (SELECT 1 FROM jsonb_array_elements(${value}) e WHERE jsonb_typeof(e) <> 'string')`);
+    }
+    if ('pattern' in spec) {
+      checks.push(`${text} ~* ${params.add(spec.pattern.source, 'text')}`);
+      checks.push(`engage_parses(${text}, ${constant(SQL_TYPE[spec.kind])})`);
+    }
+    return checks.join(' AND ');
+  };
+  return `(jsonb_typeof(${value}) = 'null' OR ${byType(type, fits, ' ELSE false')})`;
+}
+
+/** The jsonb `value` as the typed column of type `t` holds it. */
+function typedValue(t: CustomFieldType, value: string): string {
+  const spec = CUSTOM_FIELD_TYPES[t];
+  if (spec.json === 'array') return `ARRAY(SELECT jsonb_array_elements_text(${value}))`;
+  const text = `(${value} #>> '{}')`;
+  return spec.kind === 'text' ? text : `${text}::${SQL_TYPE[spec.kind]}`;
+}
+
+/**
+ * Writes custom-field values: `source` is a FROM item aliased `c` with columns `organisation_id`,
+ * `parent` (the record's id), `field_id`, `key`, `type` and `value` (jsonb, fitting its type).
+ * Each value lands in its typed column and as text in `value`; a value already stored is replaced.
+ */
+export function upsertCustomValues(custom: CustomFields, source: string): string {
+  const parent = ident(custom.parentKey);
+  const typed = TYPES.map((t) => ident(CUSTOM_FIELD_TYPES[t].column));
+  const values = TYPES.map((t) => `CASE WHEN c."type" = ${constant(t)} THEN ${typedValue(t, 'c."value"')} END`);
+  const written = ['"key"', '"value"', ...typed];
+  return (
+    `INSERT INTO ${ident(custom.table)} ("organisation_id", ${parent}, "custom_field_id", ${written.join(', ')})` +
+    ` SELECT c."organisation_id", c."parent", c."field_id", c."key", c."value" #>> '{}', ${values.join(', ')}` +
+    ` FROM ${source} ON CONFLICT ("organisation_id", ${parent}, "custom_field_id") DO UPDATE SET` +
+    ` ${written.map((col) => `${col} = EXCLUDED.${col}`).join(', ')}, "updated_at" = now()`
+  );
+}

@@ -1,0 +1,6 @@
+/** The media types the API reads and writes, in one place. */
+export const JSON_MEDIA = 'application/json';
+/** PostgREST's single object: `Accept` it to get one object instead of an array. */
+export const OBJECT_MEDIA = 'application/vnd.pgrst.object+json';
+/** A media type as a Content-Type header gives it. */
+export const contentType = (media: string): string => `${media}; charset=utf-8`;

@@ -1,0 +1,97 @@
+/**
+ * The filter operators of the query language, PostgREST's: what follows each in a filter (its
+ * grammar) and the kinds of field it applies to. Parse, plan, OpenAPI and error hints read this
+ * table, and compile gives each operator its SQL in a record the type checker holds to every key
+ * (`OPERATOR_SQL` in compile/where.ts). Adding an operator is an entry here, its SQL there, and
+ * tests (docs/architecture.md, "Adding an operator").
+ */
+import { FIELD_KINDS, type FieldKind } from './registry.ts';
+
+/**
+ * How an operator is written after `field=[not.]`:
+ * - `value`: `op.value`
+ * - `quantifiable`: `op.value`, or `op(any).{a,b}` / `op(all).{a,b}` over a list
+ * - `list`: `op.(a,b,"c,d")`
+ * - `is`: `op.null|not_null|true|false|unknown`
+ * - `search`: `op.query` or `op(config).query`, a text-search configuration in parentheses
+ */
+export type Grammar = 'value' | 'quantifiable' | 'list' | 'is' | 'search';
+
+interface OperatorSpec {
+  readonly grammar: Grammar;
+  /** The kinds of field it applies to; a field reached through `->`/`->>` is `jsonb`/`text`. */
+  readonly kinds: readonly FieldKind[];
+  /** What it means, for OpenAPI and the README. */
+  readonly meaning: string;
+  /** `*` in its value stands for `%` (PostgREST's like patterns: `%` is awkward in URLs). */
+  readonly starWildcard?: true;
+}
+
+const ALL: readonly FieldKind[] = FIELD_KINDS;
+/** Kinds with single values, which lists (`in`, `any`, `all`) hold. */
+export const SCALAR_KINDS: readonly FieldKind[] = ALL.filter((k) => k !== 'text[]' && k !== 'jsonb');
+const TEXT: readonly FieldKind[] = ['text'];
+
+export const OPERATORS = {
+  eq: { grammar: 'quantifiable', kinds: ALL, meaning: 'equals' },
+  neq: { grammar: 'value', kinds: ALL, meaning: 'does not equal' },
+  gt: { grammar: 'quantifiable', kinds: ALL, meaning: 'greater than' },
+  gte: { grammar: 'quantifiable', kinds: ALL, meaning: 'greater than or equal' },
+  lt: { grammar: 'quantifiable', kinds: ALL, meaning: 'less than' },
+  lte: { grammar: 'quantifiable', kinds: ALL, meaning: 'less than or equal' },
+  like: { grammar: 'quantifiable', kinds: TEXT, meaning: 'matches a LIKE pattern (`*` for `%`)', starWildcard: true },
+  ilike: { grammar: 'quantifiable', kinds: TEXT, meaning: 'like, ignoring case', starWildcard: true },
+  match: { grammar: 'quantifiable', kinds: TEXT, meaning: 'matches a POSIX regular expression' },
+  imatch: { grammar: 'quantifiable', kinds: TEXT, meaning: 'match, ignoring case' },
+  in: { grammar: 'list', kinds: SCALAR_KINDS, meaning: 'is one of a list' },
+  is: { grammar: 'is', kinds: ALL, meaning: 'is null, not null, true, false or unknown' },
+  isdistinct: { grammar: 'value', kinds: ALL, meaning: 'is distinct from (null-safe not equal)' },
+  cs: { grammar: 'value', kinds: ['text[]', 'jsonb'], meaning: 'contains' },
+  cd: { grammar: 'value', kinds: ['text[]', 'jsonb'], meaning: 'is contained in' },
+  ov: { grammar: 'value', kinds: ['text[]'], meaning: 'overlaps (has an element in common)' },
+  fts: { grammar: 'search', kinds: TEXT, meaning: 'full-text search (to_tsquery)' },
+  plfts: { grammar: 'search', kinds: TEXT, meaning: 'full-text search, plain words (plainto_tsquery)' },
+  phfts: { grammar: 'search', kinds: TEXT, meaning: 'full-text search, a phrase (phraseto_tsquery)' },
+  wfts: { grammar: 'search', kinds: TEXT, meaning: 'full-text search, web syntax (websearch_to_tsquery)' },
+} as const satisfies Record<string, OperatorSpec>;
+
+export type Operator = keyof typeof OPERATORS;
+
+/** The operators written with a given grammar. */
+type OperatorsWith<G extends Grammar> = {
+  [K in Operator]: (typeof OPERATORS)[K]['grammar'] extends G ? K : never;
+}[Operator];
+export type CompareOperator = OperatorsWith<'value' | 'quantifiable'>;
+export type SearchOperator = OperatorsWith<'search'>;
+
+export const isOperator = (name: string): name is Operator => Object.hasOwn(OPERATORS, name);
+
+/** PostgREST's range operators: they need range fields, and no resource here has one. */
+export const RANGE_OPERATORS: ReadonlySet<string> = new Set(['sl', 'sr', 'nxr', 'nxl', 'adj']);
+
+/** The values `is` takes, and the kinds of field each applies to. */
+export const IS_VALUES = {
+  null: ALL,
+  not_null: ALL,
+  true: ['boolean'],
+  false: ['boolean'],
+  unknown: ['boolean'],
+} as const satisfies Record<string, readonly FieldKind[]>;
+
+export type IsValue = keyof typeof IS_VALUES;
+
+export const isIsValue = (value: string): value is IsValue => Object.hasOwn(IS_VALUES, value);
+
+/** What a field of each kind can be filtered with, as written in hints and OpenAPI: `is.<value>` spelled out. */
+export const OPERATORS_BY_KIND = Object.fromEntries(
+  ALL.map((kind) => [
+    kind,
+    (Object.keys(OPERATORS) as Operator[]).flatMap((op) => {
+      if (!(OPERATORS[op].kinds as readonly FieldKind[]).includes(kind)) return [];
+      if (op !== 'is') return [op];
+      return (Object.keys(IS_VALUES) as IsValue[])
+        .filter((value) => (IS_VALUES[value] as readonly FieldKind[]).includes(kind))
+        .map((value) => `is.${value}`);
+    }),
+  ]),
+) as unknown as Record<FieldKind, readonly string[]>;

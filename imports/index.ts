@@ -1,0 +1,129 @@
+/**
+ * Imports (the README's "The versioned API"): batch imports, import files and the jobs that import
+ * them, for the registry's resources that offer imports. A module beside the engine: it reads the
+ * registry and writes through the database port, and this facade is all its callers see.
+ * @example
+ * const imports = createImports({ db, registry });
+ * const worker = imports.startWorker(); // in every server process
+ * const result = await imports.batch('contacts', organisationId, '{"items": [...]}', 'application/json');
+ */
+import type { Database } from '../engine/db/port.ts';
+import { UUID } from '../engine/formats.ts';
+import { ApiError, parseJsonBody, type Registry } from '../engine/index.ts';
+import { type BatchResult, type ImportTarget, importItems, importTargets } from './batch.ts';
+import { fileType, type StoredFile, storeFile } from './files.ts';
+import { createJob, getJob, type ImportWorker, type JobView, jobView, startImportWorker } from './jobs.ts';
+
+export type { BatchResult } from './batch.ts';
+export type { StoredFile } from './files.ts';
+export type { ImportWorker, JobView } from './jobs.ts';
+
+export interface ImportsOptions {
+  readonly db: Database;
+  readonly registry: Registry;
+}
+
+export interface Imports {
+  /**
+   * Imports `{"items": [...]}` (JSON text) into a collection for an organisation, in one
+   * transaction: each item created or, matched on external_id, updated, or failed with its reason.
+   */
+  batch(
+    collection: string,
+    organisationId: string,
+    body: string,
+    contentType: string | undefined,
+  ): Promise<BatchResult>;
+  /** Stores an uploaded CSV, JSON or NDJSON file, read piece by piece and refused past `maxBytes`. */
+  storeFile(
+    organisationId: string,
+    contentType: string | undefined,
+    body: ReadableStream<Uint8Array> | null,
+    maxBytes: number,
+  ): Promise<StoredFile>;
+  /** Queues the import of a stored file (`{"file_id": "..."}` as JSON text) and wakes this process's worker. */
+  startJob(collection: string, organisationId: string, body: string, contentType: string | undefined): Promise<JobView>;
+  /** A job of the organisation; 404 when it has none of that id. */
+  getJob(organisationId: string, id: string): Promise<JobView>;
+  /** Runs queued jobs in this process, polling every `pollMs` (default 1000). */
+  startWorker(options?: { pollMs?: number; onError?: (error: unknown) => void }): ImportWorker;
+}
+
+const notFound = (what: string) => new ApiError('NOT_FOUND', `there is no ${what} with that id in your organisation`);
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export function createImports(options: ImportsOptions): Imports {
+  const { db } = options;
+  const targets = importTargets(options.registry);
+  const workers = new Set<ImportWorker>();
+
+  function target(collection: string): ImportTarget {
+    const found = targets.get(collection);
+    if (!found) {
+      throw new ApiError(
+        'NOT_FOUND',
+        `there is no import of "${collection}"; imports exist for ${[...targets.keys()].join(', ')}`,
+      );
+    }
+    return found;
+  }
+
+  return {
+    async batch(collection, organisationId, text, contentType) {
+      const into = target(collection);
+      const body = parseJsonBody(text, contentType);
+      if (!isObject(body) || !Array.isArray(body.items)) {
+        throw new ApiError('VALIDATION_FAILED', 'the body must be {"items": [...]}', {
+          context: [{ field: 'items', message: 'must be an array' }],
+        });
+      }
+      const unknown = Object.keys(body).filter((k) => k !== 'items');
+      if (unknown.length > 0) {
+        throw new ApiError(
+          'UNKNOWN_FIELD',
+          `the batch envelope has no field ${unknown.map((k) => `"${k}"`).join(', ')}`,
+        );
+      }
+      const items = body.items;
+      return db.transaction((tx) => importItems(tx, into, organisationId, items));
+    },
+
+    storeFile: (organisationId, contentType, body, maxBytes) =>
+      storeFile(db, organisationId, fileType(contentType), body, maxBytes),
+
+    async startJob(collection, organisationId, text, contentType) {
+      const into = target(collection);
+      const body = parseJsonBody(text, contentType);
+      const fileId = isObject(body) ? body.file_id : undefined;
+      if (typeof fileId !== 'string' || !UUID.test(fileId)) {
+        throw new ApiError('VALIDATION_FAILED', 'the body must be {"file_id": "<id from POST /v1/files>"}', {
+          context: [{ field: 'file_id', message: 'must be a uuid' }],
+        });
+      }
+      const job = await createJob(db, organisationId, into.name, fileId);
+      if (!job) throw notFound('file');
+      for (const worker of workers) worker.wake();
+      return jobView(job);
+    },
+
+    async getJob(organisationId, id) {
+      const job = UUID.test(id) ? await getJob(db, organisationId, id) : null;
+      if (!job) throw notFound('import');
+      return jobView(job);
+    },
+
+    startWorker(workerOptions = {}) {
+      const worker = startImportWorker({ db, targets, ...workerOptions });
+      workers.add(worker);
+      return {
+        wake: () => worker.wake(),
+        async stop() {
+          workers.delete(worker);
+          await worker.stop();
+        },
+      };
+    },
+  };
+}
