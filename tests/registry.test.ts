@@ -1,11 +1,15 @@
 /**
  * Adding a resource means a table and a registry entry, nothing else: the new resource is listed,
- * filtered, ordered, refused on verbs it does not offer, and described in OpenAPI.
+ * filtered, ordered, refused on verbs it does not offer, and described in OpenAPI. With custom
+ * fields and a collection of the versioned API, it also gets a `*_details` view of its custom
+ * fields, keyset pages and batch imports, still from schema/ alone (tables and registry entries
+ * here stand for the ones an operator would add to schema/tables.ts and schema/registry.ts).
  */
-import { integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { boolean, date, integer, numeric, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry, defineResource } from '../engine/registry.ts';
 import { resources } from '../schema/registry.ts';
+import { custom_field } from '../schema/tables.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 
 const ticket = pgTable('ticket', {
@@ -18,6 +22,26 @@ const ticket = pgTable('ticket', {
   state: text({ enum: ['open', 'closed'] }),
 });
 
+const timestamptz = () => timestamp({ withTimezone: true, mode: 'string' });
+
+/** Its custom-field values, shaped like every value table of schema/tables.ts. */
+const ticketValues = pgTable('ticket_custom_field', {
+  ticket_id: uuid().notNull(),
+  custom_field_id: uuid().notNull(),
+  created_at: timestamptz().notNull().defaultNow(),
+  updated_at: timestamptz().notNull().defaultNow(),
+  organisation_id: uuid().notNull(),
+  key: text(),
+  value: text(),
+  date_value: date({ mode: 'string' }),
+  string_value: text(),
+  number_value: numeric(),
+  boolean_value: boolean(),
+  datetime_value: timestamptz(),
+  string_list_value: text().array(),
+});
+const ticketFields = { entity: 'ticket', values: ticketValues, parentKey: 'ticket_id', definitions: custom_field };
+
 const ticketResource = defineResource({
   name: 'ticket',
   table: ticket,
@@ -25,18 +49,39 @@ const ticketResource = defineResource({
   verbs: ['GET'],
   orderable: ['priority'],
   filterable: ['subject', 'priority', 'state'],
+  collection: 'tickets',
+  keyset: ['created_at', 'id'],
+  imports: { customFields: ticketFields },
+});
+
+const ticketDetails = defineResource({
+  name: 'ticket_details',
+  table: ticket,
+  description: 'Tickets with their custom fields.',
+  verbs: ['GET', 'PATCH'],
+  customFields: ticketFields,
 });
 
 let t: TestApp;
 let org: Organisation;
 
 beforeAll(async () => {
-  t = await createTestApp({ resources: [...resources, ticketResource] });
+  t = await createTestApp({ resources: [...resources, ticketResource, ticketDetails] });
   // The migration an operator would generate with drizzle-kit for the new table.
   await t.db.exec(`CREATE TABLE ticket (
     id uuid NOT NULL DEFAULT gen_random_uuid(), created_at timestamptz NOT NULL DEFAULT now(),
     updated_at timestamptz NOT NULL DEFAULT now(), organisation_id uuid NOT NULL REFERENCES organisation(id),
-    subject text, priority integer, state text, PRIMARY KEY (organisation_id, id))`);
+    subject text, priority integer, state text, PRIMARY KEY (organisation_id, id));
+    CREATE TABLE ticket_custom_field (
+      ticket_id uuid NOT NULL, custom_field_id uuid NOT NULL, created_at timestamptz NOT NULL DEFAULT now(),
+      updated_at timestamptz NOT NULL DEFAULT now(), organisation_id uuid NOT NULL, key text, value text,
+      date_value date, string_value text, number_value numeric, boolean_value boolean, datetime_value timestamptz,
+      string_list_value text[], PRIMARY KEY (organisation_id, ticket_id, custom_field_id),
+      FOREIGN KEY (organisation_id, ticket_id) REFERENCES ticket (organisation_id, id) ON DELETE CASCADE,
+      FOREIGN KEY (organisation_id, custom_field_id) REFERENCES custom_field (organisation_id, id) ON DELETE CASCADE);
+    ALTER TABLE custom_field DROP CONSTRAINT custom_field_entity_check;
+    ALTER TABLE custom_field ADD CONSTRAINT custom_field_entity_check
+      CHECK (entity in ('contact', 'deal', 'appointment', 'ticket'));`);
   org = await createOrganisation(t.db);
   const other = await createOrganisation(t.db);
   await insertRows(t.db, 'ticket', org.id, [
@@ -83,5 +128,67 @@ describe('a resource added through the registry alone', () => {
 
   it('refuses a definition that names a field its table lacks', () => {
     expect(() => createRegistry([{ ...ticketResource, orderable: ['nope'] }])).toThrow(/nope/);
+  });
+});
+
+describe('a resource with custom fields and keyset pages, added in the registry alone', () => {
+  const v1 = (path: string, token: string, init: RequestInit = {}) =>
+    t.app.request(`/v1${path}`, { ...init, headers: { Authorization: `Bearer ${token}`, ...init.headers } });
+
+  it('walks its collection in keyset pages, its organisation only', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 5; page++) {
+      const res = await v1(`/tickets?limit=2${cursor ? `&cursor=${cursor}` : ''}`, org.token);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { data: Array<{ subject: string }>; next_cursor: string | null };
+      expect(body.data.length).toBeLessThanOrEqual(2);
+      seen.push(...body.data.map((r) => r.subject));
+      cursor = body.next_cursor;
+      if (cursor === null) break;
+    }
+    expect(seen.sort()).toEqual(['Password reset', 'Printer on fire', 'Slow laptop']);
+    expect((await v1('/tickets?cursor=bm90IG91cnM', org.token)).status).toBe(400);
+  });
+
+  it('shows, writes and imports its custom fields', async () => {
+    await insertRows(t.db, 'custom_field', org.id, [{ key: 'sla_hours', type: 'number', entity: 'ticket' }]);
+    const [ticketId] = await insertRows(t.db, 'ticket', org.id, [{ subject: 'VPN down', priority: 1, state: 'open' }]);
+
+    const patch = await t.call(`/ticket_details?id=eq.${ticketId}`, org.token, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"state":"closed","sla_hours":4}',
+    });
+    expect(patch.status).toBe(204);
+    // Custom fields come with every field (`*`), as on appointment_details.
+    const shown = await t.call(`/ticket_details?id=eq.${ticketId}`, org.token);
+    expect(await shown.json()).toEqual([
+      expect.objectContaining({ subject: 'VPN down', state: 'closed', sla_hours: 4 }),
+    ]);
+
+    const misfit = await t.call(`/ticket_details?id=eq.${ticketId}`, org.token, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"sla_hours":"soon"}',
+    });
+    expect(misfit.status).toBe(400);
+    expect((await misfit.json()).context).toEqual([{ field: 'sla_hours', message: 'must be a number' }]);
+
+    const batch = await v1('/tickets/imports/batch', org.token, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        items: [
+          { subject: 'Imported', sla_hours: 8 },
+          { subject: 'Bad', sla_hours: 'x' },
+        ],
+      }),
+    });
+    expect(batch.status).toBe(200);
+    const result = (await batch.json()) as { results: Array<{ status: string; id?: string }> };
+    expect(result.results.map((r) => r.status)).toEqual(['created', 'failed']);
+    const imported = await t.call(`/ticket_details?id=eq.${result.results[0]!.id}`, org.token);
+    expect(await imported.json()).toEqual([expect.objectContaining({ subject: 'Imported', sla_hours: 8 })]);
   });
 });

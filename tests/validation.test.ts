@@ -1,9 +1,13 @@
 /**
  * Values the database would refuse are refused up front with the field named, and database
- * failures that a retry may cure are transient: edges found in review.
+ * failures that a retry may cure are transient: edges found in review. Server-managed fields are
+ * the server's, whichever a resource declares.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapDatabaseError } from '../engine/db/errors.ts';
+import { bodySchemas, inspectItem } from '../engine/plan/body.ts';
+import { createRegistry, defineResource } from '../engine/registry.ts';
+import { calendar } from '../schema/tables.ts';
 import { createOrganisation, createTestApp, type Organisation, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -70,5 +74,38 @@ describe('database failures a retry may cure are transient', () => {
 
   it('a protocol violation is a bug, not an outage', () => {
     expect(mapDatabaseError({ code: '08P01', message: 'bind message supplies 2 parameters' }).status).toBe(500);
+  });
+});
+
+describe('server-managed fields a resource declares', () => {
+  // The calendar table with `external_id` managed by the server, as a registry entry may say.
+  const resource = createRegistry([
+    defineResource({
+      name: 'managed_calendar',
+      table: calendar,
+      verbs: ['POST', 'PATCH'],
+      serverManaged: ['id', 'created_at', 'updated_at', 'organisation_id', 'external_id'],
+    }),
+  ]).get('managed_calendar')!;
+  const schemas = bodySchemas(resource);
+
+  it.each(['create', 'update'] as const)('are ignored in a body on %s, like the timestamps', (mode) => {
+    const item = { name: 'Desk', external_id: 'mine', created_at: 'now()' };
+    expect(inspectItem(resource, schemas, item, mode)).toEqual({
+      row: { name: 'Desk' },
+      claimed: null,
+      unknown: [],
+      invalid: [],
+    });
+    expect(schemas.writable[mode].has('external_id')).toBe(false);
+  });
+
+  it('leave id to be given on create only, and organisation_id to be checked against the token', () => {
+    const id = '11111111-1111-4111-8111-111111111111';
+    expect(inspectItem(resource, schemas, { id }, 'create').row).toEqual({ id });
+    expect(inspectItem(resource, schemas, { id }, 'update').invalid).toEqual([
+      { field: 'id', message: 'cannot be changed' },
+    ]);
+    expect(inspectItem(resource, schemas, { organisation_id: id }, 'create').claimed).toBe(id);
   });
 });
