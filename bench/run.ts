@@ -1,5 +1,8 @@
 /**
- * `npm run bench [-- --quick] [--duration S] [--rounds N] [--connections C]`
+ * `npm run bench [-- --quick] [--duration S] [--rounds N] [--connections C] [--before DIR]`
+ *
+ * `--before DIR`: another checkout of Engage (an earlier commit, `git worktree add DIR <commit>`)
+ * built and run as the target `engage-before` in the same rounds, for before/after ratios.
  *
  * Prepares a fresh PostgreSQL database (DATABASE_URL is the admin connection; default the local
  * server), generates the dataset, starts Engage and its baselines as separate processes, and runs
@@ -27,6 +30,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string' },
     connections: { type: 'string', default: '32' },
     'skip-platformatic': { type: 'boolean', default: false },
+    before: { type: 'string' },
   },
 });
 const quick = args.quick ?? false;
@@ -353,6 +357,7 @@ async function prepare(url: string, size: DatasetSize): Promise<Dataset> {
  */
 function build(): string {
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (args.before) execFileSync('npm', ['run', '--silent', 'build'], { cwd: args.before, stdio: 'inherit' });
   const source = readFileSync(`${ROOT}bench/baselines.ts`, 'utf8');
   const { outputText } = ts.transpileModule(source, {
     compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
@@ -379,16 +384,17 @@ try {
     engage10k: 31005,
   };
   const node = process.execPath;
-  const engageTarget = (name: string, port: number, env: Record<string, string>): Target => ({
+  const engageTarget = (name: string, port: number, env: Record<string, string>, cwd = ROOT): Target => ({
     name,
     base: `http://127.0.0.1:${port}`,
-    process: start(name, node, ['dist/server/main.js'], { LOG_LEVEL: 'warn', PORT: String(port), ...env }),
+    process: start(name, node, ['dist/server/main.js'], { LOG_LEVEL: 'warn', PORT: String(port), ...env }, cwd),
   });
   const targets: Target[] = [
     engageTarget('engage', ports.engage, { DATABASE_URL: dbUrl }),
     // The same server with WORKERS=2, for the scaling from one process to two.
     engageTarget('engage-2-workers', ports.engage2, { DATABASE_URL: dbUrl, WORKERS: '2' }),
     engageTarget('engage-10k', ports.engage10k, { DATABASE_URL: smallUrl }),
+    ...(args.before ? [engageTarget('engage-before', ports.before, { DATABASE_URL: dbUrl }, args.before)] : []),
     {
       name: 'stringify',
       base: `http://127.0.0.1:${ports.stringify}`,
@@ -428,7 +434,9 @@ try {
   const results: Array<{ scenario: string; target: string } & Measurement> = [];
   const ceilings: Record<string, number> = {};
   for (const scenario of scenarios(data, small)) {
-    const requestFor = (t: Target) => scenario.requests[t.name === 'engage-2-workers' ? 'engage' : t.name];
+    // The other builds and set-ups of Engage answer the same requests as Engage.
+    const asEngage = new Set(['engage-2-workers', 'engage-before']);
+    const requestFor = (t: Target) => scenario.requests[asEngage.has(t.name) ? 'engage' : t.name];
     const runs = up.filter((t) => requestFor(t));
     log(`${scenario.name}: warm-up`);
     for (const t of runs) await load(t, requestFor(t)!, 2);
@@ -497,7 +505,7 @@ function markdown(report: {
     '',
     `${report.date}; ${report.machine.cpus} × ${report.machine.model}, ${report.machine.memoryGb} GiB, Node ${report.machine.node}.`,
     `Dataset ${JSON.stringify(report.settings.dataset)}; ${report.settings.connections} connections, ${report.settings.rounds} rounds of ${report.settings.durationSeconds} s per target, medians shown.`,
-    'engage-2-workers is the same server with WORKERS=2 (each process with its own pool; RSS is the largest worker); engage-10k is Engage on a database of 10,000 contacts.',
+    'engage-2-workers is the same server with WORKERS=2 (each process with its own pool; RSS is the largest worker); engage-10k is Engage on a database of 10,000 contacts; engage-before, when present, is the build given with --before (its ratio is after ÷ before).',
     'The by-id scenario cycles through 2,000 contacts, more than Engage keeps compiled, so each of its requests is parsed, planned and compiled; the list scenario repeats one request.',
     '',
     '| scenario | target | req/s | p50 ms | p99 ms | errors | RSS MB | engage ÷ target |',
