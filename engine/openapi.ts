@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document served at `GET /` (decisions.md section 1), generated from the registry
+ * The OpenAPI 3.1 document served at `GET /` (docs/contract.md section 1), generated from the registry
  * alone: a resource added to the registry appears here with its paths, schema and filters. What
  * operations share (parameters, error responses, headers) lives once in `components` and is
  * referenced by `$ref`, which keeps the document small: a list answers GET and HEAD alike.
@@ -21,7 +21,7 @@ export interface OpenApiOptions {
 
 type Json = Record<string, unknown>;
 
-/** JSON Schema of each field kind, as rows leave the API (decisions.md section 9). */
+/** JSON Schema of each field kind, as rows leave the API (docs/contract.md section 9). */
 const KIND_SCHEMA: Record<FieldKind, { readonly type?: string; readonly format?: string; readonly items?: Json }> = {
   uuid: { type: 'string', format: 'uuid' },
   text: { type: 'string' },
@@ -37,7 +37,7 @@ const KIND_SCHEMA: Record<FieldKind, { readonly type?: string; readonly format?:
 /** Query keys the engine reads as something other than a filter; a field so named is quoted. */
 const RESERVED_KEYS = new Set(['select', 'columns', 'on_conflict', 'order', 'limit', 'offset', 'and', 'or']);
 
-/** Error responses every operation may name, by status (decisions.md section 5). */
+/** Error responses every operation may name, by status (docs/contract.md section 5). */
 const ERROR_RESPONSES = {
   400: [
     'BadRequest',

@@ -1,5 +1,5 @@
 /**
- * The physical schema (decisions.md section 9): one table per stored resource, named as the
+ * The physical schema (docs/contract.md section 9): one table per stored resource, named as the
  * resource, columns named as its fields. Every tenant table is keyed by `organisation_id` first,
  * and every foreign key carries `organisation_id` too, so the database itself refuses a reference
  * that crosses organisations. Migrations are generated from this file by drizzle-kit.

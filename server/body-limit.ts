@@ -1,5 +1,5 @@
 /**
- * Body limits (decisions.md section 6), decided while reading: a body declared larger than the
+ * Body limits (docs/contract.md section 6), decided while reading: a body declared larger than the
  * limit is refused before it is read, and a chunked one is cut off once it passes the limit.
  *
  * Bodies are read here rather than through Hono's bodyLimit and `c.req.text()`: on

@@ -1,5 +1,5 @@
 /**
- * The `engage-version` header (decisions.md section 7): absent means the current version, an
+ * The `engage-version` header (docs/contract.md section 7): absent means the current version, an
  * unsupported value is a 400 listing the supported ones, and every response says which was used.
  * Two steps, because authentication is decided between them: the response header is set first,
  * so even a 401 carries it, and the value is checked once the caller is known.

@@ -1,5 +1,5 @@
 /**
- * Authentication (decisions.md section 4): every way a bearer token can be missing or not valid
+ * Authentication (docs/contract.md section 4): every way a bearer token can be missing or not valid
  * is a 401 UNAUTHORIZED with `WWW-Authenticate: Bearer` and the contract's error body, decided
  * before anything else about the request; tokens are stored as SHA-256 only; revocation is
  * immediate; the token CLI works end to end on the configured database.

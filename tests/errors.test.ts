@@ -1,5 +1,5 @@
 /**
- * Every error a read can meet, each checked against the whole contract (decisions.md section 5):
+ * Every error a read can meet, each checked against the whole contract (docs/contract.md section 5):
  * the body (name, message, code, is_transient, timestamp, status_code, contact_support,
  * request_id, and hint/context only), `Content-Type: application/json; charset=utf-8`, the
  * Request-Id and engage-version headers, and the extra headers some codes carry (Allow,

@@ -1,6 +1,6 @@
 /**
- * The parse stage against PostgREST's URL grammar (reference: postgrest-semantics.md sections 1-4,
- * 6-7) and the project contract (decisions.md sections 2 and 5). Expectations come from what a
+ * The parse stage against PostgREST's URL grammar (its API reference: filters, logic trees, select,
+ * order, paging) and the project contract (docs/contract.md sections 2 and 5). Expectations come from what a
  * PostgREST user writes and expects, not from the implementation.
  */
 import { describe, expect, it } from 'vitest';
@@ -693,7 +693,7 @@ describe('logic trees (or= / and=)', () => {
     );
   });
 
-  it('the example from decisions.md: or=(a.eq.1,and(b.gt.2,c.is.null))', () => {
+  it('the example from the README: or=(a.eq.1,and(b.gt.2,c.is.null))', () => {
     expect(only('or=(a.eq.1,and(b.gt.2,c.is.null))')).toEqual(
       or([
         filter('a', quant('eq', '1')),

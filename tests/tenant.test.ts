@@ -312,7 +312,7 @@ async function get(path: string, headers: Record<string, string> = {}, token = A
   return { res, status: res.status, text, body };
 }
 
-/** The contract's error body (decisions.md section 5), for a 4xx. */
+/** The contract's error body (docs/contract.md section 5), for a 4xx. */
 function expectErrorBody(got: Got, status: number, code?: string) {
   expect(got.status, got.text).toBe(status);
   expect(got.res.headers.get('content-type')).toBe('application/json; charset=utf-8');

@@ -1,5 +1,5 @@
 /**
- * The versioned API under /v1 (decisions.md sections 5-8): the engage-version header, body limits
+ * The versioned API under /v1 (docs/contract.md sections 5-8): the engage-version header, body limits
  * decided while reading, the three batch imports, import files and jobs (end to end through the
  * worker, and resumed after a crash without duplicates), the keyset listing of contacts, tenant
  * isolation, and the contract's error body on every failure.

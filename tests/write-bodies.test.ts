@@ -1,5 +1,5 @@
 /**
- * Writes through HTTP (decisions.md section 3, PostgREST's semantics): request bodies (size, media
+ * Writes through HTTP (docs/contract.md section 3, PostgREST's semantics): request bodies (size, media
  * type, JSON), and the enums, dates and integers of resources the spec does not let clients write.
  * Each test checks the response (status, headers, body) and then the database itself.
  */

@@ -1,5 +1,5 @@
 /**
- * Writes through HTTP (decisions.md section 3, PostgREST's semantics): custom fields. PATCH
+ * Writes through HTTP (docs/contract.md section 3, PostgREST's semantics): custom fields. PATCH
  * /deal_details writes deal fields and custom values together; DELETE /custom_field removes a field and
  * its values.
  * Each test checks the response (status, headers, body) and then the database itself.

@@ -1,5 +1,5 @@
 /**
- * Writes through HTTP (decisions.md section 3, PostgREST's semantics): POST of one object and of
+ * Writes through HTTP (docs/contract.md section 3, PostgREST's semantics): POST of one object and of
  * arrays (bulk inserts): every return= preference, select= on the representation, ids and server-managed
  * timestamps, body validation by item, conflicts, missing=default and columns=.
  * Each test checks the response (status, headers, body) and then the database itself.

@@ -1,5 +1,5 @@
 /**
- * Writes through HTTP (decisions.md section 3, PostgREST's semantics): tx=rollback dry runs, singular
+ * Writes through HTTP (docs/contract.md section 3, PostgREST's semantics): tx=rollback dry runs, singular
  * responses (Accept: application/vnd.pgrst.object+json) and max-affected with handling=strict.
  * Each test checks the response (status, headers, body) and then the database itself.
  */

@@ -1,5 +1,5 @@
 /**
- * Writes through HTTP (decisions.md section 3, PostgREST's semantics): /deal with typed values,
+ * Writes through HTTP (docs/contract.md section 3, PostgREST's semantics): /deal with typed values,
  * /appointment_type, /contact_note, DELETE /custom_entity, and the verbs the spec does not offer.
  * Each test checks the response (status, headers, body) and then the database itself.
  */

@@ -1,5 +1,5 @@
 /**
- * Writes through HTTP (decisions.md section 3, PostgREST's semantics): tenancy. Filters, bodies,
+ * Writes through HTTP (docs/contract.md section 3, PostgREST's semantics): tenancy. Filters, bodies,
  * references and upserts never reach another organisation; without a valid token nothing is written.
  * Each test checks the response (status, headers, body) and then the database itself.
  */

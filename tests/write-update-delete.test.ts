@@ -1,5 +1,5 @@
 /**
- * Writes through HTTP (decisions.md section 3, PostgREST's semantics): PATCH and DELETE of /calendar:
+ * Writes through HTTP (docs/contract.md section 3, PostgREST's semantics): PATCH and DELETE of /calendar:
  * filters, return= and count=, FILTER_REQUIRED, the body rules of PATCH, server-managed fields, conflicts.
  * Each test checks the response (status, headers, body) and then the database itself.
  */

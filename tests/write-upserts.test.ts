@@ -1,5 +1,5 @@
 /**
- * Writes through HTTP (decisions.md section 3, PostgREST's semantics): upserts, POST with on_conflict
+ * Writes through HTTP (docs/contract.md section 3, PostgREST's semantics): upserts, POST with on_conflict
  * and resolution=merge-duplicates or ignore-duplicates.
  * Each test checks the response (status, headers, body) and then the database itself.
  */

@@ -1,4 +1,4 @@
-/** Request bodies: JSON only (decisions.md section 5), parsed once and handed to the planner. */
+/** Request bodies: JSON only (docs/contract.md section 3), parsed once and handed to the planner. */
 import { ApiError } from '../errors.ts';
 
 const JSON_MEDIA = /^application\/(?:[\w.+-]+\+)?json$/i;

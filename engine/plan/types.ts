@@ -77,7 +77,7 @@ export interface ReadPlan {
   readonly head: boolean;
 }
 
-/** What a write answers with, and the checks that roll it back (decisions.md section 3). */
+/** What a write answers with, and the checks that roll it back (docs/contract.md section 3). */
 export interface WriteOutput {
   /** The fields of the representation (`select`), and whether custom fields are merged in. */
   readonly columns: readonly PlannedColumn[];

@@ -1,5 +1,5 @@
 /**
- * Write plans for POST, PATCH and DELETE (decisions.md section 3, PostgREST's semantics): the
+ * Write plans for POST, PATCH and DELETE (docs/contract.md section 3, PostgREST's semantics): the
  * body checked against the resource's schemas, `columns=`, `on_conflict=` with
  * `Prefer: resolution=...`, the filters of PATCH and DELETE (one is required), and what the
  * response carries.

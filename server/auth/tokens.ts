@@ -1,5 +1,5 @@
 /**
- * API tokens (decisions.md section 4): 256 random bits, shown once, stored only as a SHA-256 hash,
+ * API tokens (docs/contract.md section 4): 256 random bits, shown once, stored only as a SHA-256 hash,
  * optionally expiring, revocable. A token belongs to one organisation.
  */
 import { createHash, randomBytes } from 'node:crypto';

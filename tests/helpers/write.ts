@@ -1,6 +1,6 @@
 /**
  * Shared by the write tests (tests/write-*.test.ts): requests as the caller's organisation, reads of
- * the database behind them, and the checks of the error contract (decisions.md section 5).
+ * the database behind them, and the checks of the error contract (docs/contract.md section 5).
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
@@ -42,7 +42,7 @@ export const fieldsOf = (res: Sent): string[] =>
 export const itemFieldsOf = (res: Sent): string[] =>
   [...new Set<string>(res.body.context.map((p: Json) => `${p.item}:${p.field}`))].sort();
 
-/** The error body of the contract (decisions.md section 5). */
+/** The error body of the contract (docs/contract.md section 5). */
 export function expectError(res: Sent, status: number, code: string) {
   expect(res.status, res.text).toBe(status);
   expect(res.headers.get('content-type')).toBe(JSON_TYPE);
