@@ -39,7 +39,7 @@ export function connectPostgres(url: string, options: DatabaseOptions = {}): Dat
   }));
 
   /** Runs `fn` on the least loaded connection, counting `weight` against it meanwhile. */
-  async function on<T>(weight: number, fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
+  async function onLeastLoaded<T>(weight: number, fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
     let least = connections[0]!;
     for (const c of connections) if (c.load < least.load) least = c;
     least.load += weight;
@@ -52,9 +52,9 @@ export function connectPostgres(url: string, options: DatabaseOptions = {}): Dat
 
   return {
     kind: 'postgres',
-    query: (text, params) => on(1, (sql) => queryable(sql).query(text, params)),
-    transaction: (fn) => on(TRANSACTION_LOAD, (sql) => sql.begin((tx) => fn(queryable(tx))) as never),
-    exec: (text) => on(1, async (sql) => void (await sql.unsafe(text))),
+    query: (text, params) => onLeastLoaded(1, (sql) => queryable(sql).query(text, params)),
+    transaction: (fn) => onLeastLoaded(TRANSACTION_LOAD, (sql) => sql.begin((tx) => fn(queryable(tx))) as never),
+    exec: (text) => onLeastLoaded(1, async (sql) => void (await sql.unsafe(text))),
     close: async () => void (await Promise.all(connections.map((c) => c.sql.end({ timeout: 5 })))),
   };
 }
