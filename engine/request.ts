@@ -36,12 +36,15 @@ export interface FilterNode {
   readonly operation: Operation;
 }
 
-export interface LogicNode {
+/** `and(...)`/`or(...)` over conditions of type C: the parsed request's, or the plan's. */
+export interface Logic<C> {
   readonly kind: 'logic';
   readonly op: 'and' | 'or';
   readonly negated: boolean;
-  readonly children: readonly Condition[];
+  readonly children: readonly C[];
 }
+
+export type LogicNode = Logic<Condition>;
 
 export type Condition = FilterNode | LogicNode;
 

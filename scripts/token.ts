@@ -7,9 +7,8 @@
 import { parseArgs } from 'node:util';
 import { UUID } from '../engine/formats.ts';
 import { createToken, listTokens, revokeToken } from '../server/auth/tokens.ts';
-import { loadConfig } from '../server/config.ts';
-import { openDatabase } from '../server/database.ts';
-import { embeddedHolder } from '../server/embedded-lock.ts';
+import { withDatabase } from '../server/cli.ts';
+import type { OpenDatabase } from '../server/database.ts';
 
 const USAGE = `usage:
   npm run token -- create --organisation <uuid> [--name NAME] [--expires-in DAYS]
@@ -39,7 +38,7 @@ const needOrganisation = (): string => {
   return organisation;
 };
 
-let run: (db: Awaited<ReturnType<typeof openDatabase>>) => Promise<void>;
+let run: (db: OpenDatabase) => Promise<void>;
 switch (command) {
   case 'create': {
     const organisationId = needOrganisation();
@@ -87,17 +86,4 @@ switch (command) {
     fail(command ? `unknown command "${command}"` : 'a command is needed');
 }
 
-const config = loadConfig();
-if (!config.DATABASE_URL && embeddedHolder(config.PGLITE_DIR) !== null) {
-  console.error(
-    `The embedded database in ${config.PGLITE_DIR} is in use by a running server; stop it first (PGlite serves one process), or run against PostgreSQL with DATABASE_URL.`,
-  );
-  process.exit(1);
-}
-const db = await openDatabase(config);
-try {
-  await db.migrate();
-  await run(db);
-} finally {
-  await db.close();
-}
+await withDatabase(run);

@@ -1,7 +1,7 @@
 /** The plan: a request checked against the registry, every name resolved to a field. */
 import type { CompareOperator, IsValue, SearchOperator } from '../operators.ts';
 import type { Field, FieldKind, Resource } from '../registry.ts';
-import type { CountPreference, JsonPathStep, Quantifier, ResponseFormat } from '../request.ts';
+import type { CountPreference, JsonPathStep, Logic, Quantifier, ResponseFormat } from '../request.ts';
 
 /** A field, possibly followed by a JSON path. */
 export interface Target {
@@ -36,12 +36,7 @@ export interface PlannedFilter {
   readonly operation: PlannedOperation;
 }
 
-export interface PlannedLogic {
-  readonly kind: 'logic';
-  readonly op: 'and' | 'or';
-  readonly negated: boolean;
-  readonly children: readonly PlannedCondition[];
-}
+export type PlannedLogic = Logic<PlannedCondition>;
 
 export type PlannedCondition = PlannedFilter | PlannedLogic;
 
