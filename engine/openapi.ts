@@ -41,7 +41,8 @@ const RESERVED_KEYS = new Set(['select', 'columns', 'on_conflict', 'order', 'lim
 const ERROR_RESPONSES = {
   400: [
     'BadRequest',
-    'Bad Request: a malformed query, an unknown field, an invalid body, a PATCH or DELETE without a filter, or an unsupported engage-version.',
+    'Bad Request: a malformed query, an unknown field, an invalid body, a PATCH or DELETE without a filter, ' +
+      'or an unsupported engage-version.',
   ],
   401: ['Unauthorized', 'Unauthorized: the bearer token is missing, unknown, expired or revoked.'],
   403: ['Forbidden', 'Forbidden: the body acts for another organisation.'],
@@ -103,7 +104,8 @@ const SHARED_PARAMETERS: Record<string, Json> = {
   and: queryParameter(
     'and',
     'Logic tree whose conditions must all hold, e.g. `and=(name.eq.a,or(value.gt.1,value.is.null))`: conditions are ' +
-      '`field.operator.value`, groups `and(...)` and `or(...)` nest, `not.` negates; quote values holding `,` `.` `(` `)` ' +
+      '`field.operator.value`, groups `and(...)` and `or(...)` nest, `not.` negates; ' +
+      'quote values holding `,` `.` `(` `)` ' +
       'with `"`. The key `not.and` negates the whole tree.',
   ),
   or: queryParameter(
@@ -117,11 +119,13 @@ const SHARED_PARAMETERS: Record<string, Json> = {
   ),
   on_conflict: queryParameter(
     'on_conflict',
-    'On Conflict: the comma-separated fields of the unique constraint an upsert (`Prefer: resolution=...`) resolves on.',
+    'On Conflict: the comma-separated fields of the unique constraint an upsert ' +
+      '(`Prefer: resolution=...`) resolves on.',
   ),
   Range: headerParameter(
     'Range',
-    `${PAGINATION}: the rows \`first-last\`, zero-based and inclusive, e.g. \`0-24\`, or \`25-\` for every row from 25 on; \`items=0-24\` also works.`,
+    `${PAGINATION}: the rows \`first-last\`, zero-based and inclusive, e.g. \`0-24\`, ` +
+      'or `25-` for every row from 25 on; `items=0-24` also works.',
   ),
   'Range-Unit': headerParameter('Range-Unit', `${PAGINATION}: the unit of Range; only \`items\` is supported.`, {
     type: 'string',
@@ -129,7 +133,8 @@ const SHARED_PARAMETERS: Record<string, Json> = {
   }),
   Prefer: headerParameter(
     'Prefer',
-    'Preferences (RFC 7240), comma-separated; the first of each kind wins and unknown ones are ignored unless `handling=strict`.\n' +
+    'Preferences (RFC 7240), comma-separated; the first of each kind wins and unknown ones are ignored ' +
+      'unless `handling=strict`.\n' +
       '- `count=exact|planned|estimated`: the total after the slash of Content-Range (GET, HEAD)\n' +
       '- `return=minimal|headers-only|representation`: what a write answers with (default minimal)\n' +
       '- `resolution=merge-duplicates|ignore-duplicates`: upsert on the unique fields of `on_conflict` (POST)\n' +
@@ -140,7 +145,8 @@ const SHARED_PARAMETERS: Record<string, Json> = {
   ),
   'engage-version': headerParameter(
     'engage-version',
-    `API version. Absent means the current one (${CURRENT_VERSION}); any other value is 400 INVALID_VERSION_HEADER. Responses echo the version used.`,
+    `API version. Absent means the current one (${CURRENT_VERSION}); any other value is 400 ` +
+      'INVALID_VERSION_HEADER. Responses echo the version used.',
     { type: 'string', enum: [...SUPPORTED_VERSIONS] },
   ),
 };
@@ -217,7 +223,8 @@ function filterParameter(field: Field): Json {
   const operators = OPERATORS_BY_KIND[field.kind];
   const values = field.enum ? `; one of ${field.enum.join(', ')}` : '';
   const description =
-    `${field.description ? `${field.description.replace(/\.?$/, '. ')}` : ''}Filter on ${field.name} (${field.kind}${values}) as \`operator.value\`, ` +
+    `${field.description ? `${field.description.replace(/\.?$/, '. ')}` : ''}` +
+    `Filter on ${field.name} (${field.kind}${values}) as \`operator.value\`, ` +
     'e.g. `eq.value`, `in.(a,b)`, `is.null`; `not.` before the operator negates, `op(any)`/`op(all)` take `{a,b}`. ' +
     `Operators: ${operators.map((o) => `\`${o}\``).join(', ')}.`;
   return queryParameter(RESERVED_KEYS.has(field.name) ? `"${field.name}"` : field.name, description);
@@ -228,7 +235,8 @@ function orderParameter(resource: Resource): Json {
   return {
     ...queryParameter(
       'order',
-      `Ordering: comma-separated terms \`field[.asc|.desc][.nullsfirst|.nullslast]\`. Allowed fields: ${fields.join(', ')}.`,
+      'Ordering: comma-separated terms `field[.asc|.desc][.nullsfirst|.nullslast]`. ' +
+        `Allowed fields: ${fields.join(', ')}.`,
     ),
     example: `${fields[0]}.desc`,
   };

@@ -51,7 +51,8 @@ switch (command) {
         expiresInDays: days === undefined ? undefined : Number(days),
       });
       console.log(
-        `Created token ${id} for organisation ${organisationId}${days ? `, expiring in ${days} days` : ''}. It is shown once:`,
+        `Created token ${id} for organisation ${organisationId}` +
+          `${days ? `, expiring in ${days} days` : ''}. It is shown once:`,
       );
       console.log(token);
     };

@@ -20,7 +20,8 @@ export async function insertRows(
   for (const row of rows) {
     const columns = ['organisation_id', ...Object.keys(row)].map((c) => `"${c}"`).join(', ');
     const [inserted] = await db.query<{ id: string }>(
-      `INSERT INTO "${table}" (${columns}) SELECT ${columns} FROM json_populate_record(NULL::"${table}", $1::text::json)` +
+      `INSERT INTO "${table}" (${columns})` +
+        ` SELECT ${columns} FROM json_populate_record(NULL::"${table}", $1::text::json)` +
         ` RETURNING to_jsonb("${table}".*)->>'id' AS id`,
       [JSON.stringify({ organisation_id: organisationId, ...row })],
     );

@@ -26,7 +26,8 @@ async function prepare(db: Awaited<ReturnType<typeof openDatabase>>) {
     console.log(`Created a demo organisation ${demo.organisationId} with sample data in ${config.PGLITE_DIR}.`);
     console.log(`Its API token (shown once): ${demo.token}`);
     console.log(
-      `Try: curl -H "Authorization: Bearer ${demo.token}" "${base}/api/v1/contact?select=id,display_name,email&order=display_name"`,
+      `Try: curl -H "Authorization: Bearer ${demo.token}" ` +
+        `"${base}/api/v1/contact?select=id,display_name,email&order=display_name"`,
     );
   }
 }
@@ -47,7 +48,8 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
     log.info({ port: config.PORT, host: config.HOST, database: db.kind, pid: process.pid }, 'listening');
     if (cluster.isPrimary)
       console.log(
-        `Engage API listening on ${base}/api/v1 (${embedded ? `embedded PGlite in ${config.PGLITE_DIR}` : 'PostgreSQL'})`,
+        `Engage API listening on ${base}/api/v1 ` +
+          `(${embedded ? `embedded PGlite in ${config.PGLITE_DIR}` : 'PostgreSQL'})`,
       );
   });
 

@@ -56,7 +56,9 @@ export function projection(
     join: ` CROSS JOIN LATERAL (SELECT ${list}) _r`,
     row: {
       kind: 'text',
-      sql: `CASE WHEN _t."__cf" IS NULL THEN to_json(_t."__row")::text ELSE left(to_json(_t."__row")::text, -1) || ',' || substr(_t."__cf"::text, 2) END`,
+      sql:
+        'CASE WHEN _t."__cf" IS NULL THEN to_json(_t."__row")::text' +
+        ` ELSE left(to_json(_t."__row")::text, -1) || ',' || substr(_t."__cf"::text, 2) END`,
     },
   };
 }

@@ -47,8 +47,10 @@ export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
   // engine asks the planner (compileCountEstimate). planned: the planner alone.
   let total = 'NULL::int8';
   if (plan.count === 'exact') total = `(SELECT count(*)${from}${filter})::int8`;
-  if (plan.count === 'estimated')
-    total = `(SELECT count(*) FROM (SELECT 1${from}${filter} LIMIT ${params.add(String(plan.limitOfCount), 'int8')}) c)::int8`;
+  if (plan.count === 'estimated') {
+    const upTo = params.add(String(plan.limitOfCount), 'int8');
+    total = `(SELECT count(*) FROM (SELECT 1${from}${filter} LIMIT ${upTo}) c)::int8`;
+  }
   const body = jsonBody(p.row, plan.head ? 'none' : plan.format);
 
   const text =

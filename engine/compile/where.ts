@@ -54,8 +54,10 @@ function operation(left: string, t: Target, op: PlannedOperation, params: Params
       if (REGEX.has(op.op)) params.evaluateOnce(`'' ${OPERATOR_SQL[op.op]} ${value}`);
       return `${left} ${OPERATOR_SQL[op.op]} ${value}`;
     }
-    case 'quantified':
-      return `${left} ${OPERATOR_SQL[op.op]} ${op.quantifier.toUpperCase()}(${params.addFilterValue(op.list, `${type}[]`)})`;
+    case 'quantified': {
+      const list = params.addFilterValue(op.list, `${type}[]`);
+      return `${left} ${OPERATOR_SQL[op.op]} ${op.quantifier.toUpperCase()}(${list})`;
+    }
     case 'in':
       return `${left} ${OPERATOR_SQL.in}(${params.addFilterValue(op.list, `${type}[]`)})`;
     case 'is':

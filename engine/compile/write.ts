@@ -22,6 +22,8 @@ import { type Scope, scopeCte } from './scope.ts';
 import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
 
 const ALLOWED = '(SELECT organisation_id FROM allowed)';
+/** Every update moves `updated_at`. */
+const NOW = '"updated_at" = now()';
 
 function insert(plan: InsertPlan, params: Params): string {
   const table = ident(plan.resource.table);
@@ -44,7 +46,7 @@ function insert(plan: InsertPlan, params: Params): string {
     sql +=
       plan.conflict.action === 'nothing'
         ? ' DO NOTHING'
-        : ` DO UPDATE SET ${[...updates.map((f) => `${ident(f.name)} = EXCLUDED.${ident(f.name)}`), '"updated_at" = now()'].join(', ')}`;
+        : ` DO UPDATE SET ${[...updates.map((f) => `${ident(f.name)} = EXCLUDED.${ident(f.name)}`), NOW].join(', ')}`;
   }
   // xmax is 0 on a row this statement inserted and set on one it updated: 201 against 200.
   return `${sql} RETURNING t.*, (t.xmax = 0) AS "__inserted"`;
@@ -57,7 +59,7 @@ function update(plan: UpdatePlan, params: Params): string {
     return `SELECT t.*, false AS "__inserted" FROM ${table} t WHERE false`;
   }
   const filter = where(plan.where, params, ALLOWED);
-  const sets = [...plan.fields.map((f) => `${ident(f.name)} = b.${ident(f.name)}`), '"updated_at" = now()'];
+  const sets = [...plan.fields.map((f) => `${ident(f.name)} = b.${ident(f.name)}`), NOW];
   const from = plan.fields.length
     ? ` FROM json_to_record(${params.add(plan.row, 'json')}) AS b(${recordType(plan.fields)})`
     : '';
@@ -68,7 +70,8 @@ function update(plan: UpdatePlan, params: Params): string {
 }
 
 function remove(plan: DeletePlan, params: Params): string {
-  return `DELETE FROM ${ident(plan.resource.table)} AS t${where(plan.where, params, ALLOWED)} RETURNING t.*, false AS "__inserted"`;
+  const filter = where(plan.where, params, ALLOWED);
+  return `DELETE FROM ${ident(plan.resource.table)} AS t${filter} RETURNING t.*, false AS "__inserted"`;
 }
 
 /** Messages for values that do not fit, by custom-field type: the ones bodies and imports give. */
@@ -115,7 +118,8 @@ function customChecks(guard: string, params: Params): string[] {
 export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   const params = new Params();
   const claimed = params.add(arrayLiteral(plan.kind === 'delete' ? [] : plan.claimedOrganisations), 'uuid[]');
-  let sql = `${scopeCte(scope, params)}, allowed AS (SELECT organisation_id FROM scope WHERE organisation_id = ALL(${claimed}))`;
+  let sql = `${scopeCte(scope, params)},`;
+  sql += ` allowed AS (SELECT organisation_id FROM scope WHERE organisation_id = ALL(${claimed}))`;
 
   const custom = plan.kind === 'update' && plan.customValues !== null;
   const dml =
@@ -141,7 +145,8 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
     const keys = plan.columns.map((c) => c.key);
     const stored = storedCustomFields(plan.resource.customFields!, keys, params);
     customFields = custom
-      ? `nullif(coalesce(${stored}, '{}') || coalesce((SELECT jsonb_object_agg(c.key, c.value) FROM custom_in c WHERE c.id IS NOT NULL AND c.key <> ALL(${params.add(arrayLiteral(keys), 'text[]')})), '{}'), '{}')`
+      ? `nullif(coalesce(${stored}, '{}') || coalesce((SELECT jsonb_object_agg(c.key, c.value) FROM custom_in c` +
+        ` WHERE c.id IS NOT NULL AND c.key <> ALL(${params.add(arrayLiteral(keys), 'text[]')})), '{}'), '{}')`
       : stored;
   }
   let body = 'NULL::text';
@@ -159,7 +164,8 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   }
   if (plan.maxAffected !== null) {
     checks.push(
-      `CASE WHEN count(*) > ${params.add(String(plan.maxAffected), 'int8')} THEN engage_fail('MAX_AFFECTED', count(*)::text) END`,
+      `CASE WHEN count(*) > ${params.add(String(plan.maxAffected), 'int8')}` +
+        ` THEN engage_fail('MAX_AFFECTED', count(*)::text) END`,
     );
   }
   // A body naming another organisation is a 403, whatever its keys.
@@ -168,7 +174,8 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   sql +=
     ' SELECT (SELECT count(*) FROM scope)::int4 AS authorized, (SELECT count(*) FROM allowed)::int4 AS allowed,' +
     ` count(*)::int4 AS affected, (count(*) FILTER (WHERE w."__inserted"))::int4 AS inserted,` +
-    ` ${plan.resource.field('id') ? 'CASE WHEN count(*) = 1 THEN min(w."id"::text) END' : 'NULL::text'} AS location_id,` +
+    ` ${plan.resource.field('id') ? 'CASE WHEN count(*) = 1 THEN min(w."id"::text) END' : 'NULL::text'}` +
+    ' AS location_id,' +
     ` ${body} AS body, ${params.evaluations()} AS converted` +
     checks.map((check, i) => `, ${check} AS check_${i}`).join('') +
     ' FROM written w';

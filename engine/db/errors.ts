@@ -45,7 +45,8 @@ function failedCheck(code: string, detail: string): ApiError {
     case 'NOT_ACCEPTABLE':
       return new ApiError(
         'NOT_ACCEPTABLE',
-        `a single object was requested (application/vnd.pgrst.object+json), but ${detail} rows were affected; nothing was changed`,
+        `a single object was requested (application/vnd.pgrst.object+json), but ${detail} rows were affected;` +
+          ' nothing was changed',
         {
           details: `The result contains ${detail} rows`,
           context: { rows: Number(detail) },

@@ -23,7 +23,8 @@ export async function openPglite(
 ): Promise<Database & { readonly pg: PGlite }> {
   const pg = await PGlite.create(dataDir);
   await pg.exec(
-    `SET TIME ZONE 'UTC'; SET statement_timeout = ${Math.trunc(options.statementTimeoutMs ?? 0)}; SET plan_cache_mode = ${PLAN_CACHE_MODE}`,
+    `SET TIME ZONE 'UTC'; SET statement_timeout = ${Math.trunc(options.statementTimeoutMs ?? 0)};` +
+      ` SET plan_cache_mode = ${PLAN_CACHE_MODE}`,
   );
   return {
     kind: 'pglite',

@@ -157,7 +157,8 @@ function columnKey(item: Extract<SelectItem, { kind: 'field' }>): string {
   if (!SAFE_KEY.test(key) || Buffer.byteLength(key) > 63) {
     throw new ApiError(
       'INVALID_QUERY',
-      `"${key}" cannot be a key of the response: use an alias of letters, digits, "_", "$", "-" or spaces, at most 63 bytes`,
+      `"${key}" cannot be a key of the response: ` +
+        'use an alias of letters, digits, "_", "$", "-" or spaces, at most 63 bytes',
       {
         context: { field: item.field.name, key },
       },
