@@ -306,9 +306,11 @@ export function createEngine(options: EngineOptions): Engine {
 export type { Scope } from './compile/scope.ts';
 export { mapDatabaseError as asApiError } from './db/errors.ts';
 export type { Database, Queryable } from './db/port.ts';
-export { ApiError, type ErrorCode } from './errors.ts';
+export { ApiError, type ErrorCode, unauthorized } from './errors.ts';
+export { UUID } from './formats.ts';
 export { contentType, JSON_MEDIA } from './media-types.ts';
 export { parseJsonBody } from './parse/body.ts';
 export type { RawRequest } from './parse/index.ts';
 export { createRegistry, defineResource, type Registry, type Resource, type ResourceDefinition } from './registry.ts';
 export type { EngineResponse } from './respond.ts';
+export { CURRENT_VERSION, SUPPORTED_VERSIONS, VERSION_HEADER } from './versions.ts';

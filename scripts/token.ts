@@ -5,7 +5,7 @@
  *   revoke <token-id>
  */
 import { parseArgs } from 'node:util';
-import { UUID } from '../engine/formats.ts';
+import { UUID } from '../engine/index.ts';
 import { createToken, listTokens, revokeToken } from '../server/auth/tokens.ts';
 import { withDatabase } from '../server/cli.ts';
 import type { OpenDatabase } from '../server/database.ts';

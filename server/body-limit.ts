@@ -9,7 +9,7 @@
  */
 import { Readable } from 'node:stream';
 import type { Context, MiddlewareHandler } from 'hono';
-import { ApiError } from '../engine/errors.ts';
+import { ApiError } from '../engine/index.ts';
 
 /** Every endpoint but the batch imports and file uploads. */
 export const BODY_LIMIT = 1024 * 1024;

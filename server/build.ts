@@ -2,8 +2,7 @@
  * The whole API over one database: the registry, the engine, imports and the Hono app. `npm start`
  * (server/main.ts) and the tests build it here, so they serve exactly the same thing.
  */
-import type { Database } from '../engine/db/port.ts';
-import { createEngine, createRegistry, type Engine, type ResourceDefinition } from '../engine/index.ts';
+import { createEngine, createRegistry, type Database, type Engine, type ResourceDefinition } from '../engine/index.ts';
 import { createImports, type Imports, type ImportWorker } from '../imports/index.ts';
 import { resources } from '../schema/registry.ts';
 import { createApp } from './app.ts';

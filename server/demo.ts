@@ -3,7 +3,7 @@
  * the moment `npm start` finishes. Runs only on an empty database (no organisation yet).
  */
 import { randomUUID } from 'node:crypto';
-import type { Database, Queryable } from '../engine/db/port.ts';
+import type { Database, Queryable } from '../engine/index.ts';
 import { createToken } from './auth/tokens.ts';
 
 /**

@@ -5,8 +5,7 @@
  * so even a 401 carries it, and the value is checked once the caller is known.
  */
 import type { MiddlewareHandler } from 'hono';
-import { ApiError } from '../engine/errors.ts';
-import { CURRENT_VERSION, SUPPORTED_VERSIONS, VERSION_HEADER } from '../engine/versions.ts';
+import { ApiError, CURRENT_VERSION, SUPPORTED_VERSIONS, VERSION_HEADER } from '../engine/index.ts';
 
 const requested = (header: string | undefined): string => (header === undefined ? CURRENT_VERSION : header.trim());
 const supported = (version: string): boolean => (SUPPORTED_VERSIONS as readonly string[]).includes(version);

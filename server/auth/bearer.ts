@@ -4,8 +4,7 @@
  * A missing or malformed header is refused here without touching the database.
  */
 import type { MiddlewareHandler } from 'hono';
-import type { Scope } from '../../engine/compile/scope.ts';
-import { unauthorized as engineUnauthorized } from '../../engine/errors.ts';
+import { unauthorized as engineUnauthorized, type Scope } from '../../engine/index.ts';
 import { hashToken, isWellFormedToken } from './tokens.ts';
 
 export type AuthVariables = { scope: Scope; requestId: string };

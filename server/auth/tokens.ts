@@ -3,7 +3,7 @@
  * optionally expiring, revocable. A token belongs to one organisation.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Queryable } from '../../engine/db/port.ts';
+import type { Queryable } from '../../engine/index.ts';
 
 const PREFIX = 'engage_';
 const TOKEN = /^engage_[A-Za-z0-9_-]{43}$/;
