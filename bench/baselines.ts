@@ -40,10 +40,14 @@ app.get('/list', (c) =>
 );
 app.get('/by-id', (c) => answer(`${CONTACT} AND id = $2`, [c.req.header('x-organisation'), c.req.query('id')]));
 // Custom-field values become properties of each appointment, as Engage's appointment_details has them.
-const CUSTOM_VALUES = `SELECT jsonb_object_agg(f.key, CASE f.type WHEN 'string' THEN to_jsonb(v.string_value) WHEN 'number' THEN to_jsonb(v.number_value)
-    WHEN 'boolean' THEN to_jsonb(v.boolean_value) WHEN 'date' THEN to_jsonb(v.date_value) WHEN 'datetime' THEN to_jsonb(v.datetime_value)
+const CUSTOM_VALUES =
+  "SELECT jsonb_object_agg(f.key, CASE f.type WHEN 'string' THEN to_jsonb(v.string_value)" +
+  ` WHEN 'number' THEN to_jsonb(v.number_value)
+    WHEN 'boolean' THEN to_jsonb(v.boolean_value) WHEN 'date' THEN to_jsonb(v.date_value)` +
+  ` WHEN 'datetime' THEN to_jsonb(v.datetime_value)
     WHEN 'string_list' THEN to_jsonb(v.string_list_value) END)
-  FROM appointment_custom_field v JOIN custom_field f ON f.organisation_id = v.organisation_id AND f.id = v.custom_field_id AND f.entity = 'appointment'
+  FROM appointment_custom_field v JOIN custom_field f ON f.organisation_id = v.organisation_id` +
+  ` AND f.id = v.custom_field_id AND f.entity = 'appointment'
   WHERE v.organisation_id = a.organisation_id AND v.appointment_id = a.id`;
 const DETAILS = 'FROM appointment a WHERE a.organisation_id = $1 ORDER BY a.start_time LIMIT 25';
 app.get('/details', async (c) => {
@@ -54,7 +58,8 @@ app.get('/details', async (c) => {
     return new Response(JSON.stringify(merged), { headers: { 'Content-Type': 'application/json' } });
   }
   const [row] = await sql.unsafe(
-    `SELECT coalesce(json_agg(d.x), '[]')::text AS body FROM (SELECT to_jsonb(a) || coalesce((${CUSTOM_VALUES}), '{}') AS x ${DETAILS}) d`,
+    "SELECT coalesce(json_agg(d.x), '[]')::text AS body" +
+      ` FROM (SELECT to_jsonb(a) || coalesce((${CUSTOM_VALUES}), '{}') AS x ${DETAILS}) d`,
     [org],
     {
       prepare: true,
@@ -87,7 +92,8 @@ app.patch('/deal', async (c) => {
 app.post('/calendars', async (c) => {
   const rows = await c.req.json<Array<{ name: string }>>();
   await sql.unsafe(
-    `INSERT INTO calendar (organisation_id, name, type) SELECT $1, b.name, 'virtual' FROM json_to_recordset($2::text::json) AS b(name text)`,
+    "INSERT INTO calendar (organisation_id, name, type) SELECT $1, b.name, 'virtual'" +
+      ' FROM json_to_recordset($2::text::json) AS b(name text)',
     [c.req.header('x-organisation'), JSON.stringify(rows)] as never[],
     { prepare: true },
   );

@@ -36,59 +36,80 @@ export async function generate(db: Database, size: DatasetSize, log: (line: stri
   const large = randomUUID();
   const counted = randomUUID();
   // Shares of the rows: the large organisation a quarter, the counted one fixed, the rest by 1/rank.
-  await db.exec(`
+  await db.exec(
+    `
     CREATE TEMP TABLE bench_org (rank int, id uuid, contacts int, deals int, appointments int);
-    INSERT INTO bench_org (rank, id) SELECT g, CASE g WHEN 1 THEN '${large}'::uuid WHEN 2 THEN '${counted}'::uuid ELSE gen_random_uuid() END
+    INSERT INTO bench_org (rank, id)` +
+      ` SELECT g, CASE g WHEN 1 THEN '${large}'::uuid WHEN 2 THEN '${counted}'::uuid ELSE gen_random_uuid() END
       FROM generate_series(1, ${size.organisations}) g;
     WITH w AS (SELECT rank, CASE WHEN rank > 2 THEN 1.0 / (rank - 2) END AS weight FROM bench_org),
          total AS (SELECT sum(weight) AS s FROM w)
     UPDATE bench_org o SET
       contacts = CASE o.rank WHEN 1 THEN ${Math.floor(size.contacts / 4)} WHEN 2 THEN ${COUNTED_CONTACTS}
-                 ELSE greatest(1, floor(w.weight / total.s * ${size.contacts - Math.floor(size.contacts / 4) - COUNTED_CONTACTS}))::int END,
-      deals = CASE o.rank WHEN 1 THEN ${Math.floor(size.deals / 4)} ELSE greatest(1, floor(coalesce(w.weight / total.s, 0.001) * ${Math.floor((size.deals * 3) / 4)}))::int END,
-      appointments = CASE o.rank WHEN 1 THEN ${Math.floor(size.appointments / 4)} ELSE greatest(1, floor(coalesce(w.weight / total.s, 0.001) * ${Math.floor((size.appointments * 3) / 4)}))::int END
+                 ELSE greatest(1, floor(w.weight / total.s` +
+      ` * ${size.contacts - Math.floor(size.contacts / 4) - COUNTED_CONTACTS}))::int END,
+      deals = CASE o.rank WHEN 1 THEN ${Math.floor(size.deals / 4)}` +
+      ` ELSE greatest(1, floor(coalesce(w.weight / total.s, 0.001) * ${Math.floor((size.deals * 3) / 4)}))::int END,
+      appointments = CASE o.rank WHEN 1 THEN ${Math.floor(size.appointments / 4)}` +
+      ` ELSE greatest(1, floor(coalesce(w.weight / total.s, 0.001)` +
+      ` * ${Math.floor((size.appointments * 3) / 4)}))::int END
     FROM w, total WHERE w.rank = o.rank;
     INSERT INTO organisation (id, name) SELECT id, 'Bench ' || rank FROM bench_org;
-  `);
+  `,
+  );
   log('organisations');
-  await db.exec(`
-    INSERT INTO contact (organisation_id, created_at, display_name, full_name, email, city, country, is_blocked, birthday,
+  await db.exec(
+    `
+    INSERT INTO contact (organisation_id, created_at, display_name, full_name, email, city, country,` +
+      ` is_blocked, birthday,
                          number_of_marketing_opt_in_requests, email_marketing_opt_in, external_id)
-    SELECT o.id, now() - (g || ' minutes')::interval, 'Contact ' || g, 'Full Name ' || g, 'contact' || g || '@example.com',
+    SELECT o.id, now() - (g || ' minutes')::interval, 'Contact ' || g, 'Full Name ' || g,` +
+      ` 'contact' || g || '@example.com',
            (ARRAY['Zürich','Bern','Basel','Genève','Lausanne','Luzern','Lugano','Chur'])[1 + g % 8], 'CH', g % 13 = 0,
            date '1950-01-01' + (g % 20000), g % 5, g % 2 = 0, 'ext-' || g
     FROM bench_org o CROSS JOIN LATERAL generate_series(1, o.contacts) g;
-  `);
+  `,
+  );
   log('contacts');
   // Deals and appointments point at contacts of their own organisation, chosen by position.
-  await db.exec(`
+  await db.exec(
+    `
     CREATE TEMP TABLE bench_contact AS
       SELECT organisation_id, id, row_number() OVER (PARTITION BY organisation_id ORDER BY id) AS n FROM contact;
     CREATE INDEX ON bench_contact (organisation_id, n);
     INSERT INTO deal (organisation_id, contact_id, name, value, currency, status_key, won_at, lost_at, external_id)
-    SELECT o.id, c.id, 'Deal ' || g, (g % 1000) * 10.5, (ARRAY['EUR','CHF','USD'])[1 + g % 3], (ARRAY['open','won','lost'])[1 + g % 3],
-           CASE WHEN g % 3 = 1 THEN now() - (g || ' hours')::interval END, CASE WHEN g % 3 = 2 THEN now() - (g || ' hours')::interval END, 'deal-' || g
+    SELECT o.id, c.id, 'Deal ' || g, (g % 1000) * 10.5, (ARRAY['EUR','CHF','USD'])[1 + g % 3],` +
+      ` (ARRAY['open','won','lost'])[1 + g % 3],
+           CASE WHEN g % 3 = 1 THEN now() - (g || ' hours')::interval END,` +
+      ` CASE WHEN g % 3 = 2 THEN now() - (g || ' hours')::interval END, 'deal-' || g
     FROM bench_org o CROSS JOIN LATERAL generate_series(1, o.deals) g
     JOIN bench_contact c ON c.organisation_id = o.id AND c.n = 1 + g % o.contacts;
     INSERT INTO appointment (organisation_id, contact_id, name, status_key, type_key, start_time, end_time, external_id)
-    SELECT o.id, c.id, 'Appointment ' || g, 'confirmed', 'consultation', now() + (g || ' hours')::interval, now() + (g || ' hours')::interval + interval '30 minutes', 'apt-' || g
+    SELECT o.id, c.id, 'Appointment ' || g, 'confirmed', 'consultation', now() + (g || ' hours')::interval,` +
+      ` now() + (g || ' hours')::interval + interval '30 minutes', 'apt-' || g
     FROM bench_org o CROSS JOIN LATERAL generate_series(1, o.appointments) g
     JOIN bench_contact c ON c.organisation_id = o.id AND c.n = 1 + g % o.contacts;
-  `);
+  `,
+  );
   log('deals and appointments');
-  await db.exec(`
+  await db.exec(
+    `
     INSERT INTO custom_field (organisation_id, name, key, type, entity)
     SELECT o.id, f.name, f.key, f.type, 'appointment' FROM bench_org o
-    CROSS JOIN (VALUES ('Room', 'room', 'string'), ('Duration', 'duration', 'number'), ('Tags', 'tags', 'string_list')) f(name, key, type);
-    INSERT INTO appointment_custom_field (organisation_id, appointment_id, custom_field_id, key, value, string_value, number_value, string_list_value)
+    CROSS JOIN (VALUES ('Room', 'room', 'string'), ('Duration', 'duration', 'number'),` +
+      ` ('Tags', 'tags', 'string_list')) f(name, key, type);
+    INSERT INTO appointment_custom_field (organisation_id, appointment_id, custom_field_id, key, value,` +
+      ` string_value, number_value, string_list_value)
     SELECT a.organisation_id, a.id, f.id, f.key,
-           CASE f.key WHEN 'room' THEN 'Room ' || (hashtext(a.id::text) % 20) WHEN 'duration' THEN '30' ELSE '["a","b"]' END,
+           CASE f.key WHEN 'room' THEN 'Room ' || (hashtext(a.id::text) % 20) WHEN 'duration' THEN '30'` +
+      ` ELSE '["a","b"]' END,
            CASE WHEN f.key = 'room' THEN 'Room ' || (hashtext(a.id::text) % 20) END,
            CASE WHEN f.key = 'duration' THEN 30 END,
            CASE WHEN f.key = 'tags' THEN ARRAY['a','b'] END
     FROM appointment a JOIN custom_field f ON f.organisation_id = a.organisation_id AND f.entity = 'appointment';
     ANALYZE;
-  `);
+  `,
+  );
   log('custom-field values');
 
   const contacts = await db.query<{ id: string }>(

@@ -142,7 +142,9 @@ function scenarios(data: Dataset, small: Dataset): Scenario[] {
   const L = data.large;
   const S = small.large;
   const list = '/api/v1/contact?city=eq.Bern&is_blocked=is.false&order=display_name&limit=25';
-  const listSql = `SELECT coalesce(json_agg(t), '[]')::text FROM (SELECT * FROM contact WHERE organisation_id = $1 AND city = $2 AND is_blocked = false ORDER BY display_name LIMIT 25) t`;
+  const listSql =
+    "SELECT coalesce(json_agg(t), '[]')::text FROM (SELECT * FROM contact" +
+    ' WHERE organisation_id = $1 AND city = $2 AND is_blocked = false ORDER BY display_name LIMIT 25) t';
   return [
     {
       name: 'list: 2 filters + order + limit 25 on contacts',
@@ -344,7 +346,8 @@ async function prepare(url: string, size: DatasetSize): Promise<Dataset> {
   const db = await openDatabase({ DATABASE_URL: url, DB_POOL_SIZE: 2 });
   await db.migrate();
   log(
-    `generating ${size.contacts} contacts, ${size.deals} deals, ${size.appointments} appointments in ${size.organisations} organisations`,
+    `generating ${size.contacts} contacts, ${size.deals} deals, ${size.appointments} appointments` +
+      ` in ${size.organisations} organisations`,
   );
   const data = await generate(db, size, (what) => log(`  ${what}`));
   await db.close();
@@ -446,7 +449,8 @@ try {
         const m = await load(t, requestFor(t)!, DURATION);
         samples.set(t.name, [...(samples.get(t.name) ?? []), m]);
         log(
-          `${scenario.name} / ${t.name} round ${round + 1}: ${m.rps} req/s, p50 ${m.p50} ms, p99 ${m.p99} ms, errors ${m.errors}`,
+          `${scenario.name} / ${t.name} round ${round + 1}: ${m.rps} req/s,` +
+            ` p50 ${m.p50} ms, p99 ${m.p99} ms, errors ${m.errors}`,
         );
       }
     }
@@ -503,10 +507,15 @@ function markdown(report: {
   const lines = [
     '# Benchmark results',
     '',
-    `${report.date}; ${report.machine.cpus} × ${report.machine.model}, ${report.machine.memoryGb} GiB, Node ${report.machine.node}.`,
-    `Dataset ${JSON.stringify(report.settings.dataset)}; ${report.settings.connections} connections, ${report.settings.rounds} rounds of ${report.settings.durationSeconds} s per target, medians shown.`,
-    'engage-2-workers is the same server with WORKERS=2 (each process with its own pool; RSS is the largest worker); engage-10k is Engage on a database of 10,000 contacts; engage-before, when present, is the build given with --before (its ratio is after ÷ before).',
-    'The by-id scenario cycles through 2,000 contacts, more than Engage keeps compiled, so each of its requests is parsed, planned and compiled; the list scenario repeats one request.',
+    `${report.date}; ${report.machine.cpus} × ${report.machine.model}, ${report.machine.memoryGb} GiB,` +
+      ` Node ${report.machine.node}.`,
+    `Dataset ${JSON.stringify(report.settings.dataset)}; ${report.settings.connections} connections,` +
+      ` ${report.settings.rounds} rounds of ${report.settings.durationSeconds} s per target, medians shown.`,
+    'engage-2-workers is the same server with WORKERS=2 (each process with its own pool; RSS is the largest worker);' +
+      ' engage-10k is Engage on a database of 10,000 contacts;' +
+      ' engage-before, when present, is the build given with --before (its ratio is after ÷ before).',
+    'The by-id scenario cycles through 2,000 contacts, more than Engage keeps compiled,' +
+      ' so each of its requests is parsed, planned and compiled; the list scenario repeats one request.',
     '',
     '| scenario | target | req/s | p50 ms | p99 ms | errors | RSS MB | engage ÷ target |',
     '|---|---|---:|---:|---:|---:|---:|---:|',
@@ -531,13 +540,16 @@ function markdown(report: {
     // autocannon's percentiles are whole milliseconds; a 0 ms one is taken as 1 ms.
     const ratio = (a: number, b: number) => (Math.max(a, 1) / Math.max(b, 1)).toFixed(2);
     lines.push(
-      `| ${big.scenario} | ${big.mean} / ${little.mean} | ${big.p99} / ${little.p99} | ${ratio(big.mean, little.mean)} | ${ratio(big.p99, little.p99)} |`,
+      `| ${big.scenario} | ${big.mean} / ${little.mean} | ${big.p99} / ${little.p99} |` +
+        ` ${ratio(big.mean, little.mean)} | ${ratio(big.p99, little.p99)} |`,
     );
   }
   const b = report.batchImport;
   lines.push(
     '',
-    `Batch import of ${b.rows} contacts (5 MiB): ${b.batchRowsPerSecond} rows/s; COPY of the same rows: ${b.copyRowsPerSecond} rows/s (ratio ${(b.batchRowsPerSecond / b.copyRowsPerSecond).toFixed(2)}).`,
+    `Batch import of ${b.rows} contacts (5 MiB): ${b.batchRowsPerSecond} rows/s;` +
+      ` COPY of the same rows: ${b.copyRowsPerSecond} rows/s` +
+      ` (ratio ${(b.batchRowsPerSecond / b.copyRowsPerSecond).toFixed(2)}).`,
     '',
   );
   return lines.join('\n');

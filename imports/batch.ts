@@ -128,7 +128,8 @@ async function lookUp(
   if (values.length === 0) return new Map();
   const params = new Params();
   const rows = await q.query<{ key: string; id: string }>(
-    `SELECT t.${ident(column)}::text AS key, t."id"::text AS id FROM ${ident(table)} t JOIN unnest(${params.add(arrayLiteral(values), `${type}[]`)}) AS k(value)` +
+    `SELECT t.${ident(column)}::text AS key, t."id"::text AS id FROM ${ident(table)} t` +
+      ` JOIN unnest(${params.add(arrayLiteral(values), `${type}[]`)}) AS k(value)` +
       ` ON t.${ident(column)} = k.value WHERE t."organisation_id" = ${params.add(organisationId, 'uuid')}`,
     params.values,
   );
@@ -146,7 +147,8 @@ export async function loadCustomFields(
   const params = new Params();
   const rows = await q.query<{ id: string; key: string; type: CustomField['type'] }>(
     `SELECT "id"::text AS id, "key", "type" FROM ${ident(custom.definitions)}` +
-      ` WHERE "organisation_id" = ${params.add(organisationId, 'uuid')} AND "entity" = ${params.add(custom.entity, 'text')}`,
+      ` WHERE "organisation_id" = ${params.add(organisationId, 'uuid')}` +
+      ` AND "entity" = ${params.add(custom.entity, 'text')}`,
     params.values,
   );
   return new Map(rows.map((f) => [f.key, f]));
@@ -286,8 +288,10 @@ async function insertRows(
     ? ' ON CONFLICT ("organisation_id", "external_id") DO NOTHING'
     : '';
   const inserted = await q.query<{ id: string }>(
-    `INSERT INTO ${ident(target.resource.table)} ("organisation_id", ${names}) SELECT ${params.add(organisationId, 'uuid')}, ${fields.map((f) => `b.${ident(f.name)}`).join(', ')}` +
-      ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')}) AS b(${recordType(fields)})${conflict} RETURNING "id"::text AS id`,
+    `INSERT INTO ${ident(target.resource.table)} ("organisation_id", ${names})` +
+      ` SELECT ${params.add(organisationId, 'uuid')}, ${fields.map((f) => `b.${ident(f.name)}`).join(', ')}` +
+      ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')}) AS b(${recordType(fields)})` +
+      `${conflict} RETURNING "id"::text AS id`,
     params.values,
   );
   const done = new Set(inserted.map((r) => r.id));
@@ -312,11 +316,13 @@ async function updateRows(
     .sort((x, y) => (x.id < y.id ? -1 : 1));
   const sets = fields.map(
     (f) =>
-      `${ident(f.name)} = CASE WHEN ${params.add(f.name, 'text')} = ANY(b."__keys") THEN b.${ident(f.name)} ELSE t.${ident(f.name)} END`,
+      `${ident(f.name)} = CASE WHEN ${params.add(f.name, 'text')} = ANY(b."__keys")` +
+      ` THEN b.${ident(f.name)} ELSE t.${ident(f.name)} END`,
   );
   await q.query(
     `UPDATE ${ident(target.resource.table)} AS t SET ${[...sets, '"updated_at" = now()'].join(', ')}` +
-      ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')}) AS b("id" uuid, "__keys" text[]${fields.length ? `, ${recordType(fields)}` : ''})` +
+      ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')})` +
+      ` AS b("id" uuid, "__keys" text[]${fields.length ? `, ${recordType(fields)}` : ''})` +
       ` WHERE t."organisation_id" = ${params.add(organisationId, 'uuid')} AND t."id" = b."id"`,
     params.values,
   );
@@ -343,6 +349,7 @@ async function writeCustomValues(
   const params = new Params();
   const source =
     `(SELECT ${params.add(organisationId, 'uuid')} AS organisation_id, r.* FROM json_to_recordset(` +
-    `${params.add(JSON.stringify(values), 'json')}) AS r(parent uuid, field_id uuid, key text, type text, value jsonb)) c`;
+    `${params.add(JSON.stringify(values), 'json')})` +
+    ' AS r(parent uuid, field_id uuid, key text, type text, value jsonb)) c';
   await q.query(upsertCustomValues(target.customFields, source), params.values);
 }

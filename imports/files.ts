@@ -50,7 +50,8 @@ export async function storeFile(
   const params = new Params();
   const org = params.add(organisationId, 'uuid');
   const [file] = await db.query<{ id: string }>(
-    `INSERT INTO "file" ("organisation_id", "content_type") VALUES (${org}, ${params.add(type, 'text')}) RETURNING "id"::text AS id`,
+    `INSERT INTO "file" ("organisation_id", "content_type") VALUES (${org}, ${params.add(type, 'text')})` +
+      ' RETURNING "id"::text AS id',
     params.values,
   );
   const id = file!.id;
@@ -63,7 +64,9 @@ export async function storeFile(
   const flush = async (text: string) => {
     const p = new Params();
     await db.query(
-      `INSERT INTO "file_chunk" ("organisation_id", "file_id", "seq", "data") VALUES (${p.add(organisationId, 'uuid')}, ${p.add(id, 'uuid')}, ${p.add(String(seq++), 'int4')}, ${p.add(text, 'text')})`,
+      'INSERT INTO "file_chunk" ("organisation_id", "file_id", "seq", "data")' +
+        ` VALUES (${p.add(organisationId, 'uuid')}, ${p.add(id, 'uuid')},` +
+        ` ${p.add(String(seq++), 'int4')}, ${p.add(text, 'text')})`,
       p.values,
     );
   };
@@ -97,7 +100,8 @@ export async function storeFile(
     const sha256 = hash.digest('hex');
     const p = new Params();
     await db.query(
-      `UPDATE "file" SET "size" = ${p.add(String(size), 'int8')}, "sha256" = ${p.add(sha256, 'text')} WHERE ${where(p)}`,
+      `UPDATE "file" SET "size" = ${p.add(String(size), 'int8')}, "sha256" = ${p.add(sha256, 'text')}` +
+        ` WHERE ${where(p)}`,
       p.values,
     );
     return { id, size, content_type: type, sha256 };
@@ -114,7 +118,8 @@ export async function* readFile(q: Queryable, organisationId: string, fileId: st
   for (let seq = 0; ; seq++) {
     const p = new Params();
     const [piece] = await q.query<{ data: string }>(
-      `SELECT "data" FROM "file_chunk" WHERE "organisation_id" = ${p.add(organisationId, 'uuid')} AND "file_id" = ${p.add(fileId, 'uuid')} AND "seq" = ${p.add(String(seq), 'int4')}`,
+      `SELECT "data" FROM "file_chunk" WHERE "organisation_id" = ${p.add(organisationId, 'uuid')}` +
+        ` AND "file_id" = ${p.add(fileId, 'uuid')} AND "seq" = ${p.add(String(seq), 'int4')}`,
       p.values,
     );
     if (!piece) return;

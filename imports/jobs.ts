@@ -41,8 +41,9 @@ export interface Job {
 
 /** The job's columns over table alias `j`. */
 const JOB_COLUMNS =
-  'j."id"::text AS id, j."organisation_id"::text AS organisation_id, j."resource", j."file_id"::text AS file_id, j."status", j."processed",' +
-  ` j."created", j."updated", j."failed", j."errors"::text AS errors, j."error", to_json(j."created_at") #>> '{}' AS created_at,` +
+  'j."id"::text AS id, j."organisation_id"::text AS organisation_id, j."resource", j."file_id"::text AS file_id,' +
+  ' j."status", j."processed", j."created", j."updated", j."failed", j."errors"::text AS errors, j."error",' +
+  ` to_json(j."created_at") #>> '{}' AS created_at,` +
   ` to_json(j."updated_at") #>> '{}' AS updated_at, to_json(j."finished_at") #>> '{}' AS finished_at`;
 
 /** The JSON a client sees for a job. */
@@ -73,8 +74,10 @@ export async function createJob(
   const p = new Params();
   const org = p.add(organisationId, 'uuid');
   const [job] = await q.query<Job & Record<string, unknown>>(
-    `INSERT INTO "import_job" AS j ("organisation_id", "resource", "file_id") SELECT ${org}, ${p.add(resource, 'text')}, f."id" FROM "file" f` +
-      ` WHERE f."organisation_id" = ${org} AND f."id" = ${p.add(fileId, 'uuid')} AND f."sha256" IS NOT NULL RETURNING ${JOB_COLUMNS}`,
+    'INSERT INTO "import_job" AS j ("organisation_id", "resource", "file_id")' +
+      ` SELECT ${org}, ${p.add(resource, 'text')}, f."id" FROM "file" f` +
+      ` WHERE f."organisation_id" = ${org} AND f."id" = ${p.add(fileId, 'uuid')} AND f."sha256" IS NOT NULL` +
+      ` RETURNING ${JOB_COLUMNS}`,
     p.values,
   );
   return job ?? null;
@@ -83,7 +86,8 @@ export async function createJob(
 export async function getJob(q: Queryable, organisationId: string, id: string): Promise<Job | null> {
   const p = new Params();
   const [job] = await q.query<Job & Record<string, unknown>>(
-    `SELECT ${JOB_COLUMNS} FROM "import_job" j WHERE j."organisation_id" = ${p.add(organisationId, 'uuid')} AND j."id" = ${p.add(id, 'uuid')}`,
+    `SELECT ${JOB_COLUMNS} FROM "import_job" j` +
+      ` WHERE j."organisation_id" = ${p.add(organisationId, 'uuid')} AND j."id" = ${p.add(id, 'uuid')}`,
     p.values,
   );
   return job ?? null;
@@ -94,11 +98,13 @@ async function claim(db: Database): Promise<(Job & { content_type: FileType }) |
   const [job] = await db.query<Job & { content_type: FileType } & Record<string, unknown>>(
     `UPDATE "import_job" j SET "status" = 'running', "locked_at" = now(), "updated_at" = now()
      FROM (SELECT "organisation_id", "id" FROM "import_job"
-           WHERE "status" = 'queued' OR ("status" = 'running' AND "locked_at" < now() - make_interval(secs => ${STALE_SECONDS}))
+           WHERE "status" = 'queued'` +
+      ` OR ("status" = 'running' AND "locked_at" < now() - make_interval(secs => ${STALE_SECONDS}))
            ORDER BY "created_at" LIMIT 1 FOR UPDATE SKIP LOCKED) next
      WHERE j."organisation_id" = next."organisation_id" AND j."id" = next."id"
      RETURNING ${JOB_COLUMNS},
-       (SELECT f."content_type" FROM "file" f WHERE f."organisation_id" = j."organisation_id" AND f."id" = j."file_id") AS content_type`,
+       (SELECT f."content_type" FROM "file" f` +
+      ' WHERE f."organisation_id" = j."organisation_id" AND f."id" = j."file_id") AS content_type',
   );
   return job ?? null;
 }
@@ -188,7 +194,8 @@ async function commitBatch(
     // The job row is locked for the batch; its progress must still be where this process left it.
     const lock = new Params();
     const [row] = await tx.query<{ processed: number }>(
-      `SELECT "processed" FROM "import_job" WHERE "organisation_id" = ${lock.add(job.organisation_id, 'uuid')} AND "id" = ${lock.add(job.id, 'uuid')} FOR UPDATE`,
+      `SELECT "processed" FROM "import_job" WHERE "organisation_id" = ${lock.add(job.organisation_id, 'uuid')}` +
+        ` AND "id" = ${lock.add(job.id, 'uuid')} FOR UPDATE`,
       lock.values,
     );
     if (row?.processed !== offset) throw new TakenOver();
@@ -196,8 +203,10 @@ async function commitBatch(
     const errors = result.results.filter((r) => r.status === 'failed').slice(0, Math.max(0, JOB_ERRORS - errorsKept));
     const p = new Params();
     await tx.query(
-      `UPDATE "import_job" SET "processed" = "processed" + ${p.add(String(batch.length), 'int4')}, "created" = "created" + ${p.add(String(result.created), 'int4')},` +
-        ` "updated" = "updated" + ${p.add(String(result.updated), 'int4')}, "failed" = "failed" + ${p.add(String(result.failed), 'int4')},` +
+      `UPDATE "import_job" SET "processed" = "processed" + ${p.add(String(batch.length), 'int4')},` +
+        ` "created" = "created" + ${p.add(String(result.created), 'int4')},` +
+        ` "updated" = "updated" + ${p.add(String(result.updated), 'int4')},` +
+        ` "failed" = "failed" + ${p.add(String(result.failed), 'int4')},` +
         ` "errors" = "errors" || ${p.add(JSON.stringify(errors), 'jsonb')}, "locked_at" = now(), "updated_at" = now()` +
         ` WHERE "organisation_id" = ${p.add(job.organisation_id, 'uuid')} AND "id" = ${p.add(job.id, 'uuid')}`,
       p.values,
@@ -209,7 +218,8 @@ async function commitBatch(
 async function finish(db: Database, job: Job, error: string | null) {
   const p = new Params();
   await db.query(
-    `UPDATE "import_job" SET "status" = ${p.add(error ? 'failed' : 'succeeded', 'text')}, "error" = ${p.add(error, 'text')}, "finished_at" = now(), "updated_at" = now()` +
+    `UPDATE "import_job" SET "status" = ${p.add(error ? 'failed' : 'succeeded', 'text')},` +
+      ` "error" = ${p.add(error, 'text')}, "finished_at" = now(), "updated_at" = now()` +
       ` WHERE "organisation_id" = ${p.add(job.organisation_id, 'uuid')} AND "id" = ${p.add(job.id, 'uuid')}`,
     p.values,
   );

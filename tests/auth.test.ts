@@ -432,7 +432,8 @@ describe('token CLI', () => {
 
   const lastLine = (s: string) => s.trimEnd().split('\n').at(-1) ?? '';
 
-  it('create prints the token alone on the last line; it authenticates, is listed, and revoke makes it 401', async () => {
+  it('create prints the token alone on the last line; it authenticates, is listed,' +
+    ' and revoke makes it 401', async () => {
     const organisation = randomUUID();
     const created = await cli('create', '--organisation', organisation, '--name', 'x');
     expect(created.code, created.stderr).toBe(0);
@@ -472,7 +473,8 @@ describe('token CLI', () => {
     expect(again.stderr).toContain(tokenId);
   }, 180_000);
 
-  it('create --expires-in 7 gives a working token listed with its expiry, for an existing organisation too', async () => {
+  it('create --expires-in 7 gives a working token listed with its expiry,' +
+    ' for an existing organisation too', async () => {
     const created = await cli('create', '--organisation', org.id, '--name', 'weekly', '--expires-in', '7');
     expect(created.code, created.stderr).toBe(0);
     const token = lastLine(created.stdout);

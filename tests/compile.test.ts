@@ -31,7 +31,8 @@ describe('compileRead', () => {
   it('resolves a bearer token inside the statement, checking revocation and expiry', () => {
     const { text, params } = compile('contact', '', {}, { tokenHash: 'abc' });
     expect(text).toContain(
-      'FROM api_token WHERE token_hash = $1::text AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())',
+      'FROM api_token WHERE token_hash = $1::text AND revoked_at IS NULL' +
+        ' AND (expires_at IS NULL OR expires_at > now())',
     );
     expect(params[0]).toBe('abc');
   });
@@ -39,11 +40,14 @@ describe('compileRead', () => {
   it('compiles filters, trees, order and the page with every value a parameter', () => {
     const { text, params } = compile(
       'contact',
-      'select=name:display_name,birthday::text&city=in.(Bern,"Zürich, CH")&or=(email.ilike.*@x.com,not.and(is_blocked.is.true,number_of_marketing_opt_in_requests.gte.2))&order=display_name.desc.nullslast&limit=5&offset=10',
+      'select=name:display_name,birthday::text&city=in.(Bern,"Zürich, CH")' +
+        '&or=(email.ilike.*@x.com,not.and(is_blocked.is.true,number_of_marketing_opt_in_requests.gte.2))' +
+        '&order=display_name.desc.nullslast&limit=5&offset=10',
     );
     expect(text).toContain('t."city" = ANY($2::text::text[])');
     expect(text).toContain(
-      '(t."email" ILIKE $3::text OR NOT (t."is_blocked" IS TRUE AND t."number_of_marketing_opt_in_requests" >= $4::text::int4))',
+      '(t."email" ILIKE $3::text' +
+        ' OR NOT (t."is_blocked" IS TRUE AND t."number_of_marketing_opt_in_requests" >= $4::text::int4))',
     );
     expect(text).toContain('t."display_name" AS "name", CAST(t."birthday" AS text) AS "birthday"');
     expect(text).toContain('ORDER BY t."display_name" DESC NULLS LAST LIMIT $5::text::int8 OFFSET $6::text::int8');
@@ -54,7 +58,8 @@ describe('compileRead', () => {
     expect(compile('deal', 'currency=eq.CHF').text).toContain('NULL::int8');
     const counted = compile('deal', 'currency=eq.CHF', { prefer: 'count=exact' }).text;
     expect(counted).toContain(
-      '(SELECT count(*) FROM "deal" t WHERE t."organisation_id" = (SELECT organisation_id FROM scope) AND t."currency" = $2::text)',
+      '(SELECT count(*) FROM "deal" t' +
+        ' WHERE t."organisation_id" = (SELECT organisation_id FROM scope) AND t."currency" = $2::text)',
     );
   });
 

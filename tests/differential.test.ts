@@ -263,7 +263,8 @@ function conditionSql(resource: ResourceSpec, c: Condition, params: Params): str
     const sql = operationSql(`t.${quoteIdent(field.name)}`, field.kind, c.operation, params);
     return c.negated ? `NOT (${sql})` : sql;
   }
-  const sql = `(${c.children.map((child) => conditionSql(resource, child, params)).join(c.op === 'and' ? ' AND ' : ' OR ')})`;
+  const separator = c.op === 'and' ? ' AND ' : ' OR ';
+  const sql = `(${c.children.map((child) => conditionSql(resource, child, params)).join(separator)})`;
   return c.negated ? `NOT ${sql}` : sql;
 }
 
@@ -302,7 +303,8 @@ function expectedSql(resource: ResourceSpec, req: ReadRequest, organisationId: s
   const text =
     `SELECT coalesce(json_agg(json_build_array(q.g, q.r) ORDER BY q.g), '[]')::text AS body,` +
     ` (SELECT count(*) FROM ${table} t WHERE ${where})::int AS unscoped` +
-    ` FROM (SELECT dense_rank() OVER (${orderBy}) AS g, ${projection} AS r FROM ${table} t WHERE ${scope} AND (${where})) q`;
+    ` FROM (SELECT dense_rank() OVER (${orderBy}) AS g, ${projection} AS r FROM ${table} t` +
+    ` WHERE ${scope} AND (${where})) q`;
   return { text, params: params.values };
 }
 
@@ -342,7 +344,10 @@ function comparePage(ordered: Array<[number, unknown]>, offset: number, end: num
     const left = rows.get(key) ?? 0;
     if (left === 0) {
       const candidates = [...rows.keys()].slice(0, 5).join('\n      ');
-      return `row ${offset + i} is ${key}, which is not (or no longer) among the rows that may stand there:\n      ${candidates}`;
+      return (
+        `row ${offset + i} is ${key}, which is not (or no longer) among the rows that may stand there:` +
+        `\n      ${candidates}`
+      );
     }
     rows.set(key, left - 1);
   }
@@ -756,7 +761,8 @@ beforeAll(async () => {
   const columnsOf = async (table: string) =>
     (
       await t.db.query<{ name: string }>(
-        'SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1::text ORDER BY ordinal_position',
+        'SELECT column_name AS name FROM information_schema.columns' +
+          ' WHERE table_schema = current_schema() AND table_name = $1::text ORDER BY ordinal_position',
         [table],
       )
     ).map((r) => r.name);
@@ -902,7 +908,8 @@ async function runOne(resource: ResourceSpec, req: ReadRequest, stats: RunStats 
   const path = `/${resource.name}${pairs.length ? `?${encodePairs(pairs, req.plus)}` : ''}`;
   const expected = expectedSql(resource, req, org.id);
   const show = (problem: string, extra = '') =>
-    `${problem}\n  request: ${describeRequest(resource.name, req)}\n  sql: ${expected.text}\n  params: ${JSON.stringify(expected.params)}${extra}`;
+    `${problem}\n  request: ${describeRequest(resource.name, req)}\n  sql: ${expected.text}` +
+    `\n  params: ${JSON.stringify(expected.params)}${extra}`;
 
   let ordered: Array<[number, unknown]>;
   let unscoped: number;
@@ -937,7 +944,8 @@ async function runOne(resource: ResourceSpec, req: ReadRequest, stats: RunStats 
   }
 
   const expectedRows = () =>
-    `\n  expected (all ${ordered.length} matching rows, as [tie group, row]): ${JSON.stringify(ordered)}\n  actual: ${text}`;
+    `\n  expected (all ${ordered.length} matching rows, as [tie group, row]): ${JSON.stringify(ordered)}` +
+    `\n  actual: ${text}`;
   if (res.status !== want.status) return show(`status ${res.status}, expected ${want.status}`, expectedRows());
   const contentRange = res.headers.get('content-range');
   if (contentRange !== want.contentRange)
@@ -1142,28 +1150,34 @@ describe('differential: engine bugs found', () => {
     });
   });
 
-  it('spaces right after the "(" of an in list are skipped, as PostgREST does (pListVal = lexeme (char \'(\') ...)', async () => {
-    const names = async (query: string) => {
-      const res = await t.call(`/contact?select=display_name&${query}`, org.token);
-      expect(res.status).toBe(200);
-      return ((await res.json()) as Array<{ display_name: string }>).map((r) => r.display_name).sort();
-    };
-    const expected = async (...values: string[]) =>
-      (
-        await t.db.query<{ display_name: string }>(
-          'SELECT display_name FROM contact WHERE organisation_id = $1::text::uuid AND display_name = ANY($2::text::text[])',
-          [org.id, `{${values.map((v) => `"${v}"`).join(',')}}`],
+  it(
+    'spaces right after the "(" of an in list are skipped, as PostgREST does' + " (pListVal = lexeme (char '(') ...)",
+    async () => {
+      const names = async (query: string) => {
+        const res = await t.call(`/contact?select=display_name&${query}`, org.token);
+        expect(res.status).toBe(200);
+        return ((await res.json()) as Array<{ display_name: string }>).map((r) => r.display_name).sort();
+      };
+      const expected = async (...values: string[]) =>
+        (
+          await t.db.query<{ display_name: string }>(
+            'SELECT display_name FROM contact' +
+              ' WHERE organisation_id = $1::text::uuid AND display_name = ANY($2::text::text[])',
+            [org.id, `{${values.map((v) => `"${v}"`).join(',')}}`],
+          )
         )
-      )
-        .map((r) => r.display_name)
-        .sort();
-    // in.( Ada,Bob) is the list [Ada, Bob]: the space is not part of the first element.
-    expect(await names('display_name=in.(%20Ada,Bob)')).toEqual(await expected('Ada', 'Bob'));
-    // So a quoted first element may follow the spaces.
-    expect(await names('display_name=in.(%20%22Hebdon,%20John%22,Bob)')).toEqual(await expected('Hebdon, John', 'Bob'));
-    // The same list grammar inside a logic tree.
-    expect(await names('or=(display_name.in.(%20Ada,Bob))')).toEqual(await expected('Ada', 'Bob'));
-  });
+          .map((r) => r.display_name)
+          .sort();
+      // in.( Ada,Bob) is the list [Ada, Bob]: the space is not part of the first element.
+      expect(await names('display_name=in.(%20Ada,Bob)')).toEqual(await expected('Ada', 'Bob'));
+      // So a quoted first element may follow the spaces.
+      expect(await names('display_name=in.(%20%22Hebdon,%20John%22,Bob)')).toEqual(
+        await expected('Hebdon, John', 'Bob'),
+      );
+      // The same list grammar inside a logic tree.
+      expect(await names('or=(display_name.in.(%20Ada,Bob))')).toEqual(await expected('Ada', 'Bob'));
+    },
+  );
 
   it('a quoted value not followed by "," or ")" is read unquoted, quotes included, as PostgREST does', async () => {
     // PostgREST: pListElement / pLogicSingleVal = try (pQuotedValue <* notFollowedBy (noneOf ",)")) <|> unquoted.

@@ -208,14 +208,18 @@ describe('counts that stay cheap on large results', () => {
     expect(res.headers.get('preference-applied')).toBe('count=estimated');
   });
 
-  it("count=estimated past MAX_ROWS, and count=planned, take the planner's estimate, never below what the page shows", async () => {
-    for (const prefer of ['count=estimated', 'count=planned']) {
-      const res = await counted(1)(prefer);
-      const total = Number(res.headers.get('content-range')!.split('/')[1]);
-      expect(Number.isInteger(total)).toBe(true);
-      // estimated counted two rows (MAX_ROWS + 1) before asking the planner; planned shows one.
-      expect(total).toBeGreaterThanOrEqual(prefer === 'count=estimated' ? 2 : 1);
-      expect(res.status).toBe(total > 1 ? 206 : 200);
-    }
-  });
+  it(
+    "count=estimated past MAX_ROWS, and count=planned, take the planner's estimate," +
+      ' never below what the page shows',
+    async () => {
+      for (const prefer of ['count=estimated', 'count=planned']) {
+        const res = await counted(1)(prefer);
+        const total = Number(res.headers.get('content-range')!.split('/')[1]);
+        expect(Number.isInteger(total)).toBe(true);
+        // estimated counted two rows (MAX_ROWS + 1) before asking the planner; planned shows one.
+        expect(total).toBeGreaterThanOrEqual(prefer === 'count=estimated' ? 2 : 1);
+        expect(res.status).toBe(total > 1 ? 206 : 200);
+      }
+    },
+  );
 });

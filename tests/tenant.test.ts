@@ -327,7 +327,10 @@ function expectErrorBody(got: Got, status: number, code?: string) {
   expect(got.text).not.toMatch(/\bSELECT\b|\bWHERE\b|organisation_id = \(|at .*\.ts:\d+/);
 }
 
-/** Every row is A's: no foreign id or secret anywhere in the body, organisation_id (when present) is A's, keys are A's. */
+/**
+ * Every row is A's: no foreign id or secret anywhere in the body, organisation_id (when present) is A's,
+ * keys are A's.
+ */
 function expectOnlyA(resource: Readable, got: Got): Row[] {
   expect([200, 206], got.text).toContain(got.status);
   expect(Array.isArray(got.body), got.text).toBe(true);

@@ -523,14 +523,16 @@ describe('POST /v1/contacts/imports/batch', () => {
     expect(body.results[8]!.error!.context).toEqual([{ field: 'secret', message: expect.any(String) }]);
 
     const rows = await sql<{ external_id: string; display_name: string; organisation_id: string }>(
-      "SELECT external_id, display_name, organisation_id::text AS organisation_id FROM contact WHERE external_id LIKE 'mix-%' ORDER BY external_id",
+      'SELECT external_id, display_name, organisation_id::text AS organisation_id FROM contact' +
+        " WHERE external_id LIKE 'mix-%' ORDER BY external_id",
     );
     expect(rows).toEqual([
       { external_id: 'mix-0', display_name: 'Valid 0', organisation_id: A.id },
       { external_id: 'mix-9', display_name: 'Valid 9', organisation_id: A.id },
     ]);
     const values = await sql<{ key: string; number_value: string }>(
-      'SELECT key, number_value::text AS number_value FROM contact_custom_field WHERE organisation_id = $1 AND contact_id = $2',
+      'SELECT key, number_value::text AS number_value FROM contact_custom_field' +
+        ' WHERE organisation_id = $1 AND contact_id = $2',
       [A.id, body.results[0]!.id!],
     );
     expect(values).toEqual([{ key: 'score', number_value: '7.5' }]);
@@ -543,7 +545,8 @@ describe('POST /v1/contacts/imports/batch', () => {
     const id = first.results[0]!.id!;
     const read = () =>
       sql<Record<string, unknown>>(
-        `SELECT key, value, string_value, number_value::text AS number_value, boolean_value, date_value::text AS date_value, custom_field_id::text AS field
+        'SELECT key, value, string_value, number_value::text AS number_value,' +
+          ` boolean_value, date_value::text AS date_value, custom_field_id::text AS field
          FROM contact_custom_field WHERE organisation_id = $1 AND contact_id = $2 ORDER BY key`,
         [A.id, id],
       );
@@ -603,27 +606,31 @@ describe('POST /v1/contacts/imports/batch', () => {
     expect(contact).toEqual({ display_name: 'Custom' });
   });
 
-  it('an external_id that exists only in another organisation creates a new record; the other stays intact', async () => {
-    const body = await okBatch('contacts', [{ external_id: 'shared-ext', display_name: 'A version', city: 'Aarau' }]);
-    expect(body).toMatchObject({ created: 1, updated: 0, failed: 0 });
-    const id = body.results[0]!.id!;
-    expect(id).not.toBe(bContact);
-    const rows = await sql<{ id: string; organisation_id: string; display_name: string; city: string }>(
-      "SELECT id::text AS id, organisation_id::text AS organisation_id, display_name, city FROM contact WHERE external_id = 'shared-ext' ORDER BY display_name",
-    );
-    expect(rows).toEqual([
-      { id, organisation_id: A.id, display_name: 'A version', city: 'Aarau' },
-      { id: bContact, organisation_id: B.id, display_name: 'B shared', city: 'Bern' },
-    ]);
-    // A second import in A now updates A's record, still not B's.
-    const again = await okBatch('contacts', [{ external_id: 'shared-ext', city: 'Baden' }]);
-    expect(again.results).toEqual([{ index: 0, status: 'updated', id }]);
-    const [b] = await sql<{ city: string }>('SELECT city FROM contact WHERE organisation_id = $1 AND id = $2', [
-      B.id,
-      bContact,
-    ]);
-    expect(b!.city).toBe('Bern');
-  });
+  it(
+    'an external_id that exists only in another organisation creates a new record;' + ' the other stays intact',
+    async () => {
+      const body = await okBatch('contacts', [{ external_id: 'shared-ext', display_name: 'A version', city: 'Aarau' }]);
+      expect(body).toMatchObject({ created: 1, updated: 0, failed: 0 });
+      const id = body.results[0]!.id!;
+      expect(id).not.toBe(bContact);
+      const rows = await sql<{ id: string; organisation_id: string; display_name: string; city: string }>(
+        'SELECT id::text AS id, organisation_id::text AS organisation_id, display_name, city FROM contact' +
+          " WHERE external_id = 'shared-ext' ORDER BY display_name",
+      );
+      expect(rows).toEqual([
+        { id, organisation_id: A.id, display_name: 'A version', city: 'Aarau' },
+        { id: bContact, organisation_id: B.id, display_name: 'B shared', city: 'Bern' },
+      ]);
+      // A second import in A now updates A's record, still not B's.
+      const again = await okBatch('contacts', [{ external_id: 'shared-ext', city: 'Baden' }]);
+      expect(again.results).toEqual([{ index: 0, status: 'updated', id }]);
+      const [b] = await sql<{ city: string }>('SELECT city FROM contact WHERE organisation_id = $1 AND id = $2', [
+        B.id,
+        bContact,
+      ]);
+      expect(b!.city).toBe('Bern');
+    },
+  );
 
   it('a given id already taken in the organisation fails that item with CONFLICT', async () => {
     const body = await okBatch('contacts', [{ id: aContact, display_name: 'steal' }, { display_name: 'fine' }]);
@@ -741,7 +748,8 @@ describe('POST /v1/deals/imports/batch', () => {
       },
     ]);
     const values = await sql<{ key: string; number_value: string }>(
-      'SELECT key, number_value::text AS number_value FROM deal_custom_field WHERE organisation_id = $1 AND deal_id = $2',
+      'SELECT key, number_value::text AS number_value FROM deal_custom_field' +
+        ' WHERE organisation_id = $1 AND deal_id = $2',
       [A.id, body.results[0]!.id!],
     );
     expect(values).toEqual([{ key: 'priority', number_value: '2' }]);
@@ -1032,93 +1040,100 @@ describe('POST /v1/files', () => {
 });
 
 describe('file imports end to end', () => {
-  it('CSV of contacts: header row, quoting, empty cells, numbers, booleans, dates, custom-field columns, errors by row', async () => {
-    const csv = [
-      'external_id,display_name,email,is_blocked,number_of_marketing_opt_in_requests,birthday,score,vip,since,nick',
-      'csv-1,Ann,ann@example.com,true,3,1990-01-02,4.5,true,2020-01-01,annie',
-      'csv-2,"Bob, Jr.",,false,,,,false,,',
-      'csv-3,Cy,cy@example.com,maybe,1,,,,,',
-      'csv-4,Di,,,x,,,,,',
-      'csv-5,Ed,,,,,notanumber,,,',
-      'csv-6,"Multi ""quoted""",,,,,-2,,,',
-    ].join('\r\n');
-    const job = await startImport('contacts', `${csv}\r\n`, 'text/csv');
-    const done = await waitForJob(job.id);
-    expect(done).toMatchObject({ id: job.id, status: 'succeeded', processed: 6, created: 3, updated: 0, failed: 3 });
-    expect(done.finished_at).not.toBeNull();
-    expect(done.errors.map((e) => [e.index, e.status, e.error.code])).toEqual([
-      [2, 'failed', 'VALIDATION_FAILED'],
-      [3, 'failed', 'VALIDATION_FAILED'],
-      [4, 'failed', 'VALIDATION_FAILED'],
-    ]);
-    expect(done.errors[0]!.error.context).toEqual([{ field: 'is_blocked', message: expect.any(String) }]);
-    expect(done.errors[1]!.error.context).toEqual([
-      { field: 'number_of_marketing_opt_in_requests', message: expect.any(String) },
-    ]);
-    expect(done.errors[2]!.error.context).toEqual([{ field: 'score', message: 'must be a number' }]);
+  it(
+    'CSV of contacts: header row, quoting, empty cells, numbers, booleans, dates,' +
+      ' custom-field columns, errors by row',
+    async () => {
+      const csv = [
+        'external_id,display_name,email,is_blocked,number_of_marketing_opt_in_requests,birthday,score,vip,since,nick',
+        'csv-1,Ann,ann@example.com,true,3,1990-01-02,4.5,true,2020-01-01,annie',
+        'csv-2,"Bob, Jr.",,false,,,,false,,',
+        'csv-3,Cy,cy@example.com,maybe,1,,,,,',
+        'csv-4,Di,,,x,,,,,',
+        'csv-5,Ed,,,,,notanumber,,,',
+        'csv-6,"Multi ""quoted""",,,,,-2,,,',
+      ].join('\r\n');
+      const job = await startImport('contacts', `${csv}\r\n`, 'text/csv');
+      const done = await waitForJob(job.id);
+      expect(done).toMatchObject({ id: job.id, status: 'succeeded', processed: 6, created: 3, updated: 0, failed: 3 });
+      expect(done.finished_at).not.toBeNull();
+      expect(done.errors.map((e) => [e.index, e.status, e.error.code])).toEqual([
+        [2, 'failed', 'VALIDATION_FAILED'],
+        [3, 'failed', 'VALIDATION_FAILED'],
+        [4, 'failed', 'VALIDATION_FAILED'],
+      ]);
+      expect(done.errors[0]!.error.context).toEqual([{ field: 'is_blocked', message: expect.any(String) }]);
+      expect(done.errors[1]!.error.context).toEqual([
+        { field: 'number_of_marketing_opt_in_requests', message: expect.any(String) },
+      ]);
+      expect(done.errors[2]!.error.context).toEqual([{ field: 'score', message: 'must be a number' }]);
 
-    const rows = await rest(
-      '/contact?external_id=like.csv-*&select=external_id,display_name,email,is_blocked,number_of_marketing_opt_in_requests,birthday&order=display_name',
-    );
-    expect(rows).toEqual([
-      {
-        external_id: 'csv-1',
-        display_name: 'Ann',
-        email: 'ann@example.com',
-        is_blocked: true,
-        number_of_marketing_opt_in_requests: 3,
-        birthday: '1990-01-02',
-      },
-      {
-        external_id: 'csv-2',
-        display_name: 'Bob, Jr.',
-        email: null,
-        is_blocked: false,
-        number_of_marketing_opt_in_requests: 0,
-        birthday: null,
-      },
-      {
-        external_id: 'csv-6',
-        display_name: 'Multi "quoted"',
-        email: null,
-        is_blocked: false,
-        number_of_marketing_opt_in_requests: 0,
-        birthday: null,
-      },
-    ]);
-    const values = await sql<{ external_id: string; key: string; value: string }>(
-      `SELECT c.external_id, v.key, v.value FROM contact_custom_field v JOIN contact c ON c.organisation_id = v.organisation_id AND c.id = v.contact_id
+      const rows = await rest(
+        '/contact?external_id=like.csv-*' +
+          '&select=external_id,display_name,email,is_blocked,number_of_marketing_opt_in_requests,birthday' +
+          '&order=display_name',
+      );
+      expect(rows).toEqual([
+        {
+          external_id: 'csv-1',
+          display_name: 'Ann',
+          email: 'ann@example.com',
+          is_blocked: true,
+          number_of_marketing_opt_in_requests: 3,
+          birthday: '1990-01-02',
+        },
+        {
+          external_id: 'csv-2',
+          display_name: 'Bob, Jr.',
+          email: null,
+          is_blocked: false,
+          number_of_marketing_opt_in_requests: 0,
+          birthday: null,
+        },
+        {
+          external_id: 'csv-6',
+          display_name: 'Multi "quoted"',
+          email: null,
+          is_blocked: false,
+          number_of_marketing_opt_in_requests: 0,
+          birthday: null,
+        },
+      ]);
+      const values = await sql<{ external_id: string; key: string; value: string }>(
+        'SELECT c.external_id, v.key, v.value FROM contact_custom_field v' +
+          ` JOIN contact c ON c.organisation_id = v.organisation_id AND c.id = v.contact_id
        WHERE v.organisation_id = $1 AND c.external_id LIKE 'csv-%' ORDER BY c.external_id, v.key`,
-      [A.id],
-    );
-    expect(values).toEqual([
-      { external_id: 'csv-1', key: 'nick', value: 'annie' },
-      { external_id: 'csv-1', key: 'score', value: '4.5' },
-      { external_id: 'csv-1', key: 'since', value: '2020-01-01' },
-      { external_id: 'csv-1', key: 'vip', value: 'true' },
-      { external_id: 'csv-2', key: 'vip', value: 'false' },
-      { external_id: 'csv-6', key: 'score', value: '-2' },
-    ]);
+        [A.id],
+      );
+      expect(values).toEqual([
+        { external_id: 'csv-1', key: 'nick', value: 'annie' },
+        { external_id: 'csv-1', key: 'score', value: '4.5' },
+        { external_id: 'csv-1', key: 'since', value: '2020-01-01' },
+        { external_id: 'csv-1', key: 'vip', value: 'true' },
+        { external_id: 'csv-2', key: 'vip', value: 'false' },
+        { external_id: 'csv-6', key: 'score', value: '-2' },
+      ]);
 
-    // A second CSV updates by external_id; empty cells leave fields as they are.
-    const update = await startImport(
-      'contacts',
-      'external_id,email,city\ncsv-1,,Luzern\ncsv-2,bob@example.com,\ncsv-7,,Chur\n',
-      'text/csv',
-    );
-    expect(await waitForJob(update.id)).toMatchObject({
-      status: 'succeeded',
-      processed: 3,
-      created: 1,
-      updated: 2,
-      failed: 0,
-      errors: [],
-    });
-    const [ann] = await rest('/contact?external_id=eq.csv-1&select=email,city,display_name');
-    expect(ann).toEqual({ email: 'ann@example.com', city: 'Luzern', display_name: 'Ann' });
-    const [bob] = await rest('/contact?external_id=eq.csv-2&select=email,city');
-    expect(bob).toEqual({ email: 'bob@example.com', city: null });
-  });
+      // A second CSV updates by external_id; empty cells leave fields as they are.
+      const update = await startImport(
+        'contacts',
+        'external_id,email,city\ncsv-1,,Luzern\ncsv-2,bob@example.com,\ncsv-7,,Chur\n',
+        'text/csv',
+      );
+      expect(await waitForJob(update.id)).toMatchObject({
+        status: 'succeeded',
+        processed: 3,
+        created: 1,
+        updated: 2,
+        failed: 0,
+        errors: [],
+      });
+      const [ann] = await rest('/contact?external_id=eq.csv-1&select=email,city,display_name');
+      expect(ann).toEqual({ email: 'ann@example.com', city: 'Luzern', display_name: 'Ann' });
+      const [bob] = await rest('/contact?external_id=eq.csv-2&select=email,city');
+      expect(bob).toEqual({ email: 'bob@example.com', city: null });
+    },
+  );
 
   it('CSV with an unknown column fails every row with UNKNOWN_FIELD', async () => {
     const job = await startImport('contacts', 'display_name,shoe_size\nX,42\nY,43\n', 'text/csv');
@@ -1223,7 +1238,8 @@ describe('file imports end to end', () => {
       for (const id of ids)
         expect(await waitForJob(id)).toMatchObject({ status: 'succeeded', processed: 40, created: 40 });
       const [row] = await sql<{ n: number; d: number }>(
-        "SELECT count(*)::int AS n, count(DISTINCT display_name)::int AS d FROM contact WHERE organisation_id = $1 AND display_name LIKE 'Twice %'",
+        'SELECT count(*)::int AS n, count(DISTINCT display_name)::int AS d FROM contact' +
+          " WHERE organisation_id = $1 AND display_name LIKE 'Twice %'",
         [A.id],
       );
       expect(row).toEqual({ n: 120, d: 120 });
@@ -1238,7 +1254,11 @@ describe('a job interrupted by a crash resumes without duplicates', () => {
     const org = await createOrganisation(small.db);
     const total = 30;
     const committed = 12;
-    const csv = `display_name,city,is_blocked\n${Array.from({ length: total }, (_, i) => `Row ${String(i).padStart(2, '0')},${i === 20 ? 'Bad' : 'Bern'},${i === 20 ? 'maybe' : 'false'}`).join('\n')}\n`;
+    const lines = Array.from(
+      { length: total },
+      (_, i) => `Row ${String(i).padStart(2, '0')},${i === 20 ? 'Bad' : 'Bern'},${i === 20 ? 'maybe' : 'false'}`,
+    );
+    const csv = `display_name,city,is_blocked\n${lines.join('\n')}\n`;
     expect(Buffer.byteLength(csv)).toBeLessThan(1000);
     const file = await json<{ id: string }>(await upload(csv, 'text/csv', org.token, small), 201);
     const job = await json<Job>(await post('/contacts/imports', { file_id: file.id }, org.token, {}, small), 202);
@@ -1255,7 +1275,8 @@ describe('a job interrupted by a crash resumes without duplicates', () => {
       })),
     );
     await small.db.query(
-      `UPDATE import_job SET status = 'running', locked_at = now() - interval '1 hour', processed = $1::int, created = $1::int WHERE id = $2::uuid`,
+      "UPDATE import_job SET status = 'running', locked_at = now() - interval '1 hour'," +
+        ' processed = $1::int, created = $1::int WHERE id = $2::uuid',
       [String(committed), job.id],
     );
     expect(await json<Job>(await v1(`/imports/${job.id}`, org.token, {}, small), 200)).toMatchObject({
@@ -1274,7 +1295,8 @@ describe('a job interrupted by a crash resumes without duplicates', () => {
     expect(done.errors.map((e) => [e.index, e.error.code])).toEqual([[20, 'VALIDATION_FAILED']]);
 
     const rows = await sql<{ display_name: string; n: number; city: string }>(
-      'SELECT display_name, count(*)::int AS n, min(city) AS city FROM contact WHERE organisation_id = $1 GROUP BY display_name ORDER BY display_name',
+      'SELECT display_name, count(*)::int AS n, min(city) AS city FROM contact' +
+        ' WHERE organisation_id = $1 GROUP BY display_name ORDER BY display_name',
       [org.id],
       small,
     );

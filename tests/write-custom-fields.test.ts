@@ -77,7 +77,8 @@ describe('custom fields: PATCH /deal_details and DELETE /custom_field', () => {
       datetime: number | null;
       list: string | null;
     }>(
-      `SELECT key, value, string_value, number_value::text AS number_value, boolean_value, date_value::text AS date_value,
+      `SELECT key, value, string_value, number_value::text AS number_value, boolean_value,` +
+        ` date_value::text AS date_value,
               extract(epoch FROM datetime_value)::float8 AS datetime, array_to_json(string_list_value)::text AS list
          FROM deal_custom_field WHERE deal_id = $1::uuid ORDER BY key`,
       [dealId],

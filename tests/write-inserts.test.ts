@@ -38,21 +38,25 @@ beforeAll(async () => {
 afterAll(() => t?.drop());
 
 describe('POST /calendar: one object', () => {
-  it("return=minimal by default: 201, no body, no Content-Type, Content-Range */*; the row is written for the token's organisation", async () => {
-    const name = uniq('cal');
-    const res = await post('/calendar', { name, type: 'virtual', external_id: name });
-    expect(res.status).toBe(201);
-    expect(res.text).toBe('');
-    expect(res.headers.get('content-type')).toBeNull();
-    expect(res.headers.get('content-range')).toBe('*/*');
-    expect(res.headers.get('preference-applied')).toBeNull();
-    expect(res.headers.get('location')).toBeNull();
-    expect(res.headers.get('request-id')).toBeTruthy();
-    const rows = await rowsWhere('calendar', 'name', name);
-    expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ name, type: 'virtual', external_id: name, organisation_id: a.id });
-    expect(rows[0].id).toMatch(UUID);
-  });
+  it(
+    'return=minimal by default: 201, no body, no Content-Type, Content-Range */*;' +
+      " the row is written for the token's organisation",
+    async () => {
+      const name = uniq('cal');
+      const res = await post('/calendar', { name, type: 'virtual', external_id: name });
+      expect(res.status).toBe(201);
+      expect(res.text).toBe('');
+      expect(res.headers.get('content-type')).toBeNull();
+      expect(res.headers.get('content-range')).toBe('*/*');
+      expect(res.headers.get('preference-applied')).toBeNull();
+      expect(res.headers.get('location')).toBeNull();
+      expect(res.headers.get('request-id')).toBeTruthy();
+      const rows = await rowsWhere('calendar', 'name', name);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ name, type: 'virtual', external_id: name, organisation_id: a.id });
+      expect(rows[0].id).toMatch(UUID);
+    },
+  );
 
   it('return=minimal spelled out is echoed in Preference-Applied', async () => {
     const name = uniq('cal');

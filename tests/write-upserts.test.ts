@@ -145,14 +145,18 @@ describe('upserts: on_conflict with resolution', () => {
     expect(await countWhere('calendar', 'external_id', ext)).toBe(0);
   });
 
-  it('on_conflict on fields without a unique constraint is 400 INVALID_QUERY; on an unknown field 400 UNKNOWN_FIELD', async () => {
-    const name = uniq('up');
-    const notUnique = await post('/calendar?on_conflict=name', { name }, { Prefer: 'resolution=merge-duplicates' });
-    expectError(notUnique, 400, 'INVALID_QUERY');
-    const unknown = await post('/calendar?on_conflict=colour', { name }, { Prefer: 'resolution=merge-duplicates' });
-    expectError(unknown, 400, 'UNKNOWN_FIELD');
-    expect(await countWhere('calendar', 'name', name)).toBe(0);
-  });
+  it(
+    'on_conflict on fields without a unique constraint is 400 INVALID_QUERY;' +
+      ' on an unknown field 400 UNKNOWN_FIELD',
+    async () => {
+      const name = uniq('up');
+      const notUnique = await post('/calendar?on_conflict=name', { name }, { Prefer: 'resolution=merge-duplicates' });
+      expectError(notUnique, 400, 'INVALID_QUERY');
+      const unknown = await post('/calendar?on_conflict=colour', { name }, { Prefer: 'resolution=merge-duplicates' });
+      expectError(unknown, 400, 'UNKNOWN_FIELD');
+      expect(await countWhere('calendar', 'name', name)).toBe(0);
+    },
+  );
 
   it('on_conflict without a resolution is a plain insert (409 on a duplicate)', async () => {
     const ext = uniq('up');

@@ -119,7 +119,8 @@ export function writeClient(app: () => TestApp, caller: () => Organisation) {
   /** created_at and updated_at of a row as epoch seconds, and its id. */
   async function stamps(table: string, id: string): Promise<{ created: number; updated: number }> {
     const [row] = await query<{ created: number; updated: number }>(
-      `SELECT extract(epoch FROM created_at)::float8 AS created, extract(epoch FROM updated_at)::float8 AS updated FROM "${table}" WHERE id = $1::uuid`,
+      'SELECT extract(epoch FROM created_at)::float8 AS created, extract(epoch FROM updated_at)::float8 AS updated' +
+        ` FROM "${table}" WHERE id = $1::uuid`,
       [id],
     );
     return row!;
