@@ -73,7 +73,7 @@ function start(name: string, command: string, argv: string[], env: Record<string
     if (/"level":50/.test(String(d))) log(`${name}: ${String(d).trim().slice(0, 600)}`);
   });
   child.on('exit', (code) => {
-    if (code && code !== 143) log(`${name} exited ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
+    if (code && code !== 143) log(`${name} exited ${code}: ${stderr.trim().split('\n').slice(-12).join(' | ')}`);
   });
   children.push(child);
   return child;
