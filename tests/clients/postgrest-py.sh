@@ -80,7 +80,9 @@ database_url="${base%/*}/$db$query"
 [ -d node_modules ] || npm ci --no-audit --no-fund
 npm run --silent build
 
-port=$("$work/venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A free port: bind to port 0 and take what the system gave.
+port=$("$work/venv/bin/python" -c \
+  'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 echo "== postgrest-py: Engage on 127.0.0.1:$port"
 DATABASE_URL="$database_url" PORT="$port" HOST=127.0.0.1 LOG_LEVEL=warn \
   node dist/server/main.js >"$work/server.log" 2>&1 &
