@@ -385,6 +385,7 @@ try {
     platformatic: 31003,
     engage2: 31004,
     engage10k: 31005,
+    before: 31006,
   };
   const node = process.execPath;
   const engageTarget = (name: string, port: number, env: Record<string, string>, cwd = ROOT): Target => ({
