@@ -63,7 +63,9 @@ async function cleanUp() {
   for (const name of databases) await adminSql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
   await adminSql.end();
 }
+// Interrupted or killed, the run still stops its servers and drops its databases.
 process.on('SIGINT', () => void cleanUp().then(() => process.exit(130)));
+process.on('SIGTERM', () => void cleanUp().then(() => process.exit(143)));
 
 function start(name: string, command: string, argv: string[], env: Record<string, string>, cwd = ROOT): ChildProcess {
   const child = spawn(command, argv, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
