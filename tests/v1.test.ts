@@ -606,31 +606,28 @@ describe('POST /v1/contacts/imports/batch', () => {
     expect(contact).toEqual({ display_name: 'Custom' });
   });
 
-  it(
-    'an external_id that exists only in another organisation creates a new record;' + ' the other stays intact',
-    async () => {
-      const body = await okBatch('contacts', [{ external_id: 'shared-ext', display_name: 'A version', city: 'Aarau' }]);
-      expect(body).toMatchObject({ created: 1, updated: 0, failed: 0 });
-      const id = body.results[0]!.id!;
-      expect(id).not.toBe(bContact);
-      const rows = await sql<{ id: string; organisation_id: string; display_name: string; city: string }>(
-        'SELECT id::text AS id, organisation_id::text AS organisation_id, display_name, city FROM contact' +
-          " WHERE external_id = 'shared-ext' ORDER BY display_name",
-      );
-      expect(rows).toEqual([
-        { id, organisation_id: A.id, display_name: 'A version', city: 'Aarau' },
-        { id: bContact, organisation_id: B.id, display_name: 'B shared', city: 'Bern' },
-      ]);
-      // A second import in A now updates A's record, still not B's.
-      const again = await okBatch('contacts', [{ external_id: 'shared-ext', city: 'Baden' }]);
-      expect(again.results).toEqual([{ index: 0, status: 'updated', id }]);
-      const [b] = await sql<{ city: string }>('SELECT city FROM contact WHERE organisation_id = $1 AND id = $2', [
-        B.id,
-        bContact,
-      ]);
-      expect(b!.city).toBe('Bern');
-    },
-  );
+  it('an external_id found only in another organisation creates a new record; the other stays intact', async () => {
+    const body = await okBatch('contacts', [{ external_id: 'shared-ext', display_name: 'A version', city: 'Aarau' }]);
+    expect(body).toMatchObject({ created: 1, updated: 0, failed: 0 });
+    const id = body.results[0]!.id!;
+    expect(id).not.toBe(bContact);
+    const rows = await sql<{ id: string; organisation_id: string; display_name: string; city: string }>(
+      'SELECT id::text AS id, organisation_id::text AS organisation_id, display_name, city FROM contact' +
+        " WHERE external_id = 'shared-ext' ORDER BY display_name",
+    );
+    expect(rows).toEqual([
+      { id, organisation_id: A.id, display_name: 'A version', city: 'Aarau' },
+      { id: bContact, organisation_id: B.id, display_name: 'B shared', city: 'Bern' },
+    ]);
+    // A second import in A now updates A's record, still not B's.
+    const again = await okBatch('contacts', [{ external_id: 'shared-ext', city: 'Baden' }]);
+    expect(again.results).toEqual([{ index: 0, status: 'updated', id }]);
+    const [b] = await sql<{ city: string }>('SELECT city FROM contact WHERE organisation_id = $1 AND id = $2', [
+      B.id,
+      bContact,
+    ]);
+    expect(b!.city).toBe('Bern');
+  });
 
   it('a given id already taken in the organisation fails that item with CONFLICT', async () => {
     const body = await okBatch('contacts', [{ id: aContact, display_name: 'steal' }, { display_name: 'fine' }]);
