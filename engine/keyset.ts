@@ -5,8 +5,8 @@
  */
 import { ApiError } from './errors.ts';
 
-export const DEFAULT_LIMIT = 50;
-export const MAX_LIMIT = 1000;
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 1000;
 
 const badCursor = () =>
   new ApiError(

@@ -15,7 +15,7 @@ import { FIELD_KINDS, type FieldKind } from './registry.ts';
  * - `is`: `op.null|not_null|true|false|unknown`
  * - `search`: `op.query` or `op(config).query`, a text-search configuration in parentheses
  */
-export type Grammar = 'value' | 'quantifiable' | 'list' | 'is' | 'search';
+type Grammar = 'value' | 'quantifiable' | 'list' | 'is' | 'search';
 
 interface OperatorSpec {
   readonly grammar: Grammar;
