@@ -6,7 +6,7 @@
  */
 import { compileKeysetPage } from './compile/keyset.ts';
 import { compileCountEstimate, compileRead } from './compile/read.ts';
-import { type Scope, scopeCte } from './compile/scope.ts';
+import { type Scope, scopeCte, scopeValue } from './compile/scope.ts';
 import { Params } from './compile/sql.ts';
 import { compileWrite } from './compile/write.ts';
 import { mapDatabaseError } from './db/errors.ts';
@@ -115,9 +115,10 @@ export function createEngine(options: EngineOptions): Engine {
   const reads = new ReadCache(options.readCacheSize ?? 1000);
   let openapi: Record<string, unknown> | undefined;
 
-  async function execute<T>(text: string, params: readonly SqlParam[]): Promise<T[]> {
+  /** Runs a statement for `scope`, whose lane it waits in when the pool is saturated. */
+  async function execute<T>(text: string, params: readonly SqlParam[], scope: Scope): Promise<T[]> {
     try {
-      return (await db.query(text, params)) as T[];
+      return (await db.query(text, params, scopeValue(scope))) as T[];
     } catch (error) {
       throw mapDatabaseError(error);
     }
@@ -128,6 +129,7 @@ export function createEngine(options: EngineOptions): Engine {
     const rows = await execute<{ organisation_id: string }>(
       `${scopeCte(scope, params)} SELECT organisation_id FROM scope`,
       params.values,
+      scope,
     );
     return rows[0]?.organisation_id ?? null;
   }
@@ -176,14 +178,14 @@ export function createEngine(options: EngineOptions): Engine {
   }
 
   /** Runs a statement in a transaction that is always rolled back, and returns its rows. */
-  async function dryRun<T>(text: string, params: readonly SqlParam[]): Promise<T[]> {
+  async function dryRun<T>(text: string, params: readonly SqlParam[], scope: Scope): Promise<T[]> {
     let rows: T[] = [];
     const undo = new Error('dry run');
     try {
       await db.transaction(async (tx) => {
         rows = (await tx.query(text, params)) as T[];
         throw undo;
-      });
+      }, scopeValue(scope));
     } catch (error) {
       if (error !== undo) throw mapDatabaseError(error);
     }
@@ -206,8 +208,8 @@ export function createEngine(options: EngineOptions): Engine {
       const statement = compileWrite(plan, scope);
       // One statement is atomic by itself; `Prefer: tx=rollback` needs a transaction to undo it.
       const [row] = plan.rollback
-        ? await dryRun<WriteRow>(statement.text, statement.params)
-        : await execute<WriteRow>(statement.text, statement.params);
+        ? await dryRun<WriteRow>(statement.text, statement.params, scope)
+        : await execute<WriteRow>(statement.text, statement.params, scope);
       return { plan, row: row!, authorized: row?.authorized ?? 0 };
     });
     if (row.allowed !== 1) {
@@ -234,7 +236,7 @@ export function createEngine(options: EngineOptions): Engine {
         const plan = planRead(resource, parseRequest({ ...raw, method: raw.method as 'GET' | 'HEAD' }), maxRows);
         return { plan, statement: compileRead(plan, scope) };
       });
-      const [row] = await execute<ReadRow>(statement.text, statement.params);
+      const [row] = await execute<ReadRow>(statement.text, statement.params, scope);
       return { plan, row: row!, authorized: row?.authorized ?? 0 };
     });
     let total = row.total === null ? null : Number(row.total);
@@ -250,7 +252,7 @@ export function createEngine(options: EngineOptions): Engine {
   /** The planner's estimate of the rows a read's filters select. */
   async function estimateCount(plan: ReadPlan, scope: Scope): Promise<number> {
     const statement = compileCountEstimate(plan, scope);
-    const [row] = await execute<{ 'QUERY PLAN': unknown }>(statement.text, statement.params);
+    const [row] = await execute<{ 'QUERY PLAN': unknown }>(statement.text, statement.params, scope);
     const raw = row?.['QUERY PLAN'];
     const parsed = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: { 'Plan Rows': number } }>;
     return Math.round(parsed[0]?.Plan['Plan Rows'] ?? 0);
@@ -284,7 +286,7 @@ export function createEngine(options: EngineOptions): Engine {
         const limit = pageLimit(request.limit);
         const after = request.cursor === undefined ? null : decodeCursor(request.cursor, resource.keyset.length);
         const statement = compileKeysetPage(resource, scope, limit, after);
-        const rows = await execute<KeysetRow>(statement.text, statement.params).catch((error: ApiError) => {
+        const rows = await execute<KeysetRow>(statement.text, statement.params, scope).catch((error: ApiError) => {
           throw after === null ? error : cursorError(error);
         });
         return { ...rows[0]!, limit };

@@ -87,7 +87,7 @@ export function createImports(options: ImportsOptions): Imports {
         );
       }
       const items = body.items;
-      return db.transaction((tx) => importItems(tx, into, organisationId, items));
+      return db.transaction((tx) => importItems(tx, into, organisationId, items), organisationId);
     },
 
     storeFile: (organisationId, contentType, body, maxBytes) =>

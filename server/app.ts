@@ -27,11 +27,17 @@ export interface AppOptions {
 
 type Env = { Variables: AuthVariables };
 
+/** How long GET /ready waits for the database before it says 503: a balancer's probe must not hang. */
+const READY_TIMEOUT_MS = 2000;
+
+const rejectAfter = (ms: number) =>
+  new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms).unref());
+
 /**
  * The API's routes over an engine.
  * @example
  * const host = new Hono();
- * host.route('/engage', createApp({ engine, ping: () => db.query('SELECT 1') })); // /engage/api/v1/...
+ * host.route('/engage', createApp({ engine, ping: () => db.ping() })); // /engage/api/v1/...
  */
 export function createApp(options: AppOptions): Hono<Env> {
   const { engine, ping } = options;
@@ -40,13 +46,20 @@ export function createApp(options: AppOptions): Hono<Env> {
   const render = (c: Context, error: ApiError) => renderError(c, error, log);
 
   app.use(requestId({ headerName: 'Request-Id' }));
+  // Responses hold one organisation's data: no shared cache may keep them, no browser may guess their type.
+  // Set before the handler runs: `c.body` keeps them, and no built response is copied to add them.
+  app.use(async (c, next) => {
+    c.header('Cache-Control', 'no-store');
+    c.header('X-Content-Type-Options', 'nosniff');
+    await next();
+  });
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.get('/ready', async (c) => {
     try {
-      await ping();
+      await Promise.race([ping(), rejectAfter(READY_TIMEOUT_MS)]);
     } catch (cause) {
-      throw new ApiError('DATABASE_UNAVAILABLE', 'the database does not answer', {
+      throw new ApiError('DATABASE_UNAVAILABLE', `the database does not answer within ${READY_TIMEOUT_MS} ms`, {
         headers: { 'Retry-After': '1' },
         cause,
       });

@@ -48,6 +48,6 @@ export function buildApi(options: ApiOptions): Api {
   const worker = options.worker
     ? imports.startWorker({ pollMs: options.worker.pollMs, onError: (err) => logger?.error({ err }, 'import worker') })
     : null;
-  const app = createApp({ engine, imports, fileLimit: options.fileLimit, ping: () => db.query('SELECT 1'), logger });
+  const app = createApp({ engine, imports, fileLimit: options.fileLimit, ping: () => db.ping(), logger });
   return { app, engine, imports, worker };
 }

@@ -2,13 +2,14 @@
 import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
 
-const int = (fallback: number, min = 0) =>
+const wholeNumber = (min: number) =>
   v.pipe(
-    v.optional(v.string(), String(fallback)),
+    v.string(),
     v.regex(/^\d+$/, 'must be a whole number'),
     v.transform(Number),
     v.minValue(min, `must be at least ${min}`),
   );
+const int = (fallback: number, min = 0) => v.optional(wholeNumber(min), String(fallback));
 
 const ConfigSchema = v.object({
   PORT: int(3000, 1),
@@ -20,6 +21,12 @@ const ConfigSchema = v.object({
   /** Twice the cores: PostgreSQL on the same machine gains nothing from more connections. */
   DB_POOL_SIZE: int(Math.max(2, availableParallelism() * 2), 1),
   STATEMENT_TIMEOUT_MS: int(15000),
+  /** How long a statement may wait for a free connection before the request is refused with 503. */
+  DB_QUEUE_TIMEOUT_MS: int(5000, 1),
+  /** How many statements may wait for a connection at once; more are refused with 503 at once. */
+  DB_QUEUE_MAX: int(1000, 1),
+  /** The most connections one organisation's requests may hold at once; half the pool when unset. */
+  DB_ORGANISATION_CONNECTIONS: v.optional(wholeNumber(1)),
   /** Processes serving the port (node:cluster); more than one needs DATABASE_URL. */
   WORKERS: int(1, 1),
   /** The largest import file POST /v1/files takes. */

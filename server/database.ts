@@ -20,6 +20,9 @@ export interface DatabaseConfig {
   readonly PGLITE_DIR?: string | undefined;
   readonly DB_POOL_SIZE?: number;
   readonly STATEMENT_TIMEOUT_MS?: number;
+  readonly DB_QUEUE_TIMEOUT_MS?: number;
+  readonly DB_QUEUE_MAX?: number;
+  readonly DB_ORGANISATION_CONNECTIONS?: number | undefined;
 }
 
 export type OpenDatabase = Database & { migrate(): Promise<void> };
@@ -28,7 +31,12 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   const options = { poolSize: config.DB_POOL_SIZE, statementTimeoutMs: config.STATEMENT_TIMEOUT_MS };
   const url = config.DATABASE_URL;
   if (url) {
-    const db = connectPostgres(url, options);
+    const db = connectPostgres(url, {
+      ...options,
+      queueTimeoutMs: config.DB_QUEUE_TIMEOUT_MS,
+      queueMax: config.DB_QUEUE_MAX,
+      laneLimit: config.DB_ORGANISATION_CONNECTIONS,
+    });
     return {
       ...db,
       async migrate() {

@@ -417,7 +417,7 @@ describe('token CLI', () => {
     try {
       await db.migrate();
       const engine = createEngine({ registry: createRegistry(resources), db, maxRows: 1000 });
-      const app = createApp({ engine, ping: () => db.query('SELECT 1') });
+      const app = createApp({ engine, ping: () => db.ping() });
       const res = await app.request(`/api/v1${path}`, { headers: { Authorization: `Bearer ${token}` } });
       // Read the body before the database closes.
       const body = await res.text();

@@ -159,7 +159,14 @@ function appOver(failure: () => unknown) {
   const fail = async (): Promise<never> => {
     throw failure();
   };
-  const db: Database = { kind: 'postgres', query: fail, transaction: fail, exec: fail, close: async () => {} };
+  const db: Database = {
+    kind: 'postgres',
+    query: fail,
+    transaction: fail,
+    exec: fail,
+    ping: fail,
+    close: async () => {},
+  };
   return createApp({ engine: createEngine({ registry, db }), ping: fail });
 }
 

@@ -1,14 +1,19 @@
 /**
- * The postgres.js port spreads statements over single-connection clients: each goes to the client
- * with the fewest in flight, and a client holding a transaction is used only when all are.
- * postgres.js is replaced by a recorder so the choice can be watched without a server.
+ * The postgres.js port runs one statement or transaction per single-connection client, queues the
+ * rest per lane (organisation) with a bounded wait and length, serves lanes in turn, caps what one
+ * lane holds, and prepares a statement from its second use on, replacing a client that has
+ * prepared too many. postgres.js is replaced by a recorder so this can be watched without a server.
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { PoolBusy } from '../engine/db/admission.ts';
 
 interface FakeClient {
   readonly index: number;
   readonly options: Record<string, unknown>;
+  /** Statements in flight, released by the test in order. */
   readonly pending: Array<() => void>;
+  /** The text and `prepare` option of each statement sent. */
+  readonly sent: Array<{ text: string; prepare: boolean }>;
   ended: boolean;
 }
 
@@ -16,11 +21,12 @@ const clients: FakeClient[] = [];
 
 vi.mock('postgres', () => ({
   default: (_url: string, options: Record<string, unknown>) => {
-    const client: FakeClient = { index: clients.length, options, pending: [], ended: false };
+    const client: FakeClient = { index: clients.length, options, pending: [], sent: [], ended: false };
     clients.push(client);
-    // Every statement stays in flight until the test releases it.
-    const hold = () =>
-      new Promise<unknown[]>((resolve) => client.pending.push(() => resolve([{ client: client.index }])));
+    const hold = (text: string, _params: unknown, options: { prepare: boolean }) => {
+      client.sent.push({ text, prepare: options.prepare });
+      return new Promise<unknown[]>((resolve) => client.pending.push(() => resolve([{ client: client.index }])));
+    };
     return {
       unsafe: hold,
       begin: async (fn: (tx: { unsafe: typeof hold }) => Promise<unknown>) => {
@@ -34,9 +40,14 @@ vi.mock('postgres', () => ({
   },
 }));
 
-const { connectPostgres } = await import('../engine/db/postgres.ts');
+const { connectPostgres, MAX_PREPARED } = await import('../engine/db/postgres.ts');
 
-const release = (index: number) => clients[index]!.pending.shift()!();
+/** Lets the port's promise chains run (admission hands a freed client over asynchronously). */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+const release = async (index: number) => {
+  clients[index]!.pending.shift()!();
+  await settle();
+};
 const inFlight = () => clients.map((c) => c.pending.length);
 
 beforeEach(() => {
@@ -55,49 +66,132 @@ describe('postgres.js pool', () => {
     }
   });
 
-  it('sends each statement to the client with the fewest in flight', async () => {
-    const db = connectPostgres('postgres://x/db', { poolSize: 3 });
+  it('runs one statement per client and queues the rest until a client is free', async () => {
+    const db = connectPostgres('postgres://x/db', { poolSize: 2, laneLimit: 2 });
     const first = [db.query('a'), db.query('b'), db.query('c')];
-    expect(inFlight()).toEqual([1, 1, 1]);
-    release(1);
+    await settle();
+    expect(inFlight()).toEqual([1, 1]);
+    await release(1);
     expect(await first[1]).toEqual([{ client: 1 }]);
-    const next = db.query('d');
-    expect(inFlight()).toEqual([1, 1, 1]);
-    release(1);
-    expect(await next).toEqual([{ client: 1 }]);
-    release(0);
-    release(2);
+    // The queued statement takes the freed client, not a busy one.
+    expect(inFlight()).toEqual([1, 1]);
+    await release(1);
+    expect(await first[2]).toEqual([{ client: 1 }]);
+    await release(0);
     await Promise.all(first);
   });
 
-  it('keeps statements off a client whose transaction is open while another is free', async () => {
-    const db = connectPostgres('postgres://x/db', { poolSize: 2 });
+  it('keeps statements off a client whose transaction is open', async () => {
+    const db = connectPostgres('postgres://x/db', { poolSize: 2, laneLimit: 2 });
     const tx = db.transaction((q) => q.query('inside'));
-    // Client 0 holds the transaction; three statements all go to client 1.
-    const queries = [db.query('a'), db.query('b'), db.query('c')];
-    expect(inFlight()).toEqual([1, 3]);
-    release(0);
+    const queries = [db.query('a'), db.query('b')];
+    await settle();
+    expect(inFlight()).toEqual([1, 1]);
+    await release(1);
+    await release(1);
+    expect(await Promise.all(queries)).toEqual([[{ client: 1 }], [{ client: 1 }]]);
+    await release(0);
     expect(await tx).toEqual([{ client: 0 }]);
-    for (let i = 0; i < 3; i++) release(1);
-    expect(await Promise.all(queries)).toEqual([[{ client: 1 }], [{ client: 1 }], [{ client: 1 }]]);
-    // With the transaction over, the next statement may use client 0 again.
-    const after = db.query('d');
-    expect(inFlight()).toEqual([1, 0]);
-    release(0);
-    await after;
   });
 
   it('frees a client again when its statement fails', async () => {
-    const db = connectPostgres('postgres://x/db', { poolSize: 2 });
-    const failing = db.transaction(async () => {
-      throw new Error('boom');
-    });
-    release(0);
-    await expect(failing).rejects.toThrow('boom');
+    const db = connectPostgres('postgres://x/db', { poolSize: 1 });
+    const failing = expect(
+      db.transaction(async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    await settle();
+    await release(0);
+    await failing;
     const next = db.query('a');
-    expect(inFlight()).toEqual([1, 0]);
-    release(0);
+    await settle();
+    expect(inFlight()).toEqual([1]);
+    await release(0);
     await next;
+  });
+
+  it('gives one lane at most half the pool: another lane runs at once while the first waits', async () => {
+    const db = connectPostgres('postgres://x/db', { poolSize: 4 });
+    const slow = [1, 2, 3].map(() => db.query('slow', [], 'org-a'));
+    await settle();
+    expect(inFlight().reduce((a, b) => a + b)).toBe(2);
+    const cheap = db.query('cheap', [], 'org-b');
+    await settle();
+    expect(inFlight().reduce((a, b) => a + b)).toBe(3);
+    const cheapClient = clients.findIndex((c) => c.sent.some((s) => s.text === 'cheap'));
+    await release(cheapClient);
+    expect(await cheap).toEqual([{ client: cheapClient }]);
+    for (const c of clients) while (c.pending.length > 0) await release(c.index);
+    await Promise.all(slow);
+  });
+
+  it('serves waiting lanes in turn', async () => {
+    const db = connectPostgres('postgres://x/db', { poolSize: 1 });
+    const order: string[] = [];
+    const run = (lane: string) => db.query(lane, [], lane).then(() => order.push(lane));
+    const all = [run('a'), run('a'), run('a'), run('b'), run('c'), run('b')];
+    for (let i = 0; i < 6; i++) {
+      await settle();
+      await release(0);
+    }
+    await Promise.all(all);
+    expect(order).toEqual(['a', 'a', 'b', 'c', 'a', 'b']);
+  });
+
+  it('refuses a statement that waited longer than the queue timeout, and one past the queue length', async () => {
+    const db = connectPostgres('postgres://x/db', { poolSize: 1, queueTimeoutMs: 30, queueMax: 1 });
+    const running = db.query('a');
+    const waiting = db.query('b').catch((error: unknown) => error);
+    await expect(db.query('c')).rejects.toThrow(/1 requests are already waiting/);
+    const refused = await waiting;
+    expect(refused).toBeInstanceOf(PoolBusy);
+    expect((refused as Error).message).toMatch(/no connection became free within 30 ms/);
+    // The refused statements never reached the database; the client is free for the next one.
+    await release(0);
+    await running;
+    const next = db.query('d');
+    await settle();
+    await release(0);
+    await next;
+    expect(clients[0]!.sent.map((s) => s.text)).toEqual(['a', 'd']);
+  });
+
+  it('prepares a statement from its second use on', async () => {
+    const db = connectPostgres('postgres://x/db', { poolSize: 1 });
+    for (const text of ['a', 'b', 'a', 'a']) {
+      const q = db.query(text);
+      await settle();
+      await release(0);
+      await q;
+    }
+    expect(clients[0]!.sent).toEqual([
+      { text: 'a', prepare: false },
+      { text: 'b', prepare: false },
+      { text: 'a', prepare: true },
+      { text: 'a', prepare: true },
+    ]);
+  });
+
+  it('replaces a client that has prepared MAX_PREPARED statements', async () => {
+    const db = connectPostgres('postgres://x/db', { poolSize: 1 });
+    const run = async (text: string) => {
+      const q = db.query(text);
+      await settle();
+      await release(clients.length - 1);
+      await q;
+    };
+    for (let i = 0; i <= MAX_PREPARED; i++) {
+      await run(`s${i}`);
+      await run(`s${i}`);
+    }
+    expect(clients).toHaveLength(2);
+    expect(clients[0]!.ended).toBe(true);
+    expect(clients[0]!.sent.filter((s) => s.prepare)).toHaveLength(MAX_PREPARED);
+    // The statement past the limit ran unprepared on the old client; the new one prepares afresh.
+    expect(clients[0]!.sent.at(-1)).toEqual({ text: `s${MAX_PREPARED}`, prepare: false });
+    await run(`s${MAX_PREPARED}`);
+    expect(clients[1]!.sent).toEqual([{ text: `s${MAX_PREPARED}`, prepare: true }]);
   });
 
   it('ends every client on close', async () => {

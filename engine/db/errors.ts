@@ -3,6 +3,7 @@
  * or PostgreSQL's value-parsing messages, never SQL text.
  */
 import { ApiError } from '../errors.ts';
+import { PoolBusy } from './admission.ts';
 
 interface DriverError {
   code?: unknown;
@@ -164,6 +165,9 @@ export function mapDatabaseError(error: unknown): ApiError {
     );
   }
 
+  if (error instanceof PoolBusy) {
+    return new ApiError('DATABASE_UNAVAILABLE', error.message, { headers: { 'Retry-After': '1' }, cause: error });
+  }
   const closed = text === 'PGlite is closed';
   // 08P01 (protocol violation) is a statement we built wrongly: a bug, not an outage.
   const unreachable = closed || UNREACHABLE.has(sqlstate) || (sqlstate.startsWith('08') && sqlstate !== '08P01');

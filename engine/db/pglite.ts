@@ -34,6 +34,8 @@ export async function openPglite(
     exec: async (text) => {
       await pg.exec(text);
     },
+    // PGlite runs one statement at a time, so this waits its turn; /ready bounds the wait.
+    ping: async () => void (await pg.query('SELECT 1')),
     close: () => pg.close(),
   };
 }

@@ -23,10 +23,17 @@ export interface Queryable {
 
 export interface Database extends Queryable {
   readonly kind: 'postgres' | 'pglite';
+  /**
+   * Runs one statement as `Queryable.query` does. `lane` names who it is for (an organisation or a
+   * token): when the pool is saturated, lanes are served in turn and none may hold all of it.
+   */
+  query<T extends Row = Row>(text: string, params?: readonly SqlParam[], lane?: string): Promise<T[]>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, lane?: string): Promise<T>;
   /** Runs several statements of trusted text (migrations, set-up); no parameters. */
   exec(text: string): Promise<void>;
+  /** Resolves when the database answers, without waiting behind the statements queued for the pool. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -13,8 +13,12 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const adminUrl = process.env.DATABASE_URL;
+/** A PostgreSQL server tests of the postgres.js port use even when the suite runs on PGlite (CI has one). */
+export const LOCAL_POSTGRES = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** `postgres`: on PostgreSQL whatever DATABASE_URL says (LOCAL_POSTGRES). */
+export async function createTestDatabase(options: { postgres?: boolean } = {}): Promise<TestDatabase> {
+  const adminUrl = options.postgres ? LOCAL_POSTGRES : process.env.DATABASE_URL;
   if (!adminUrl) {
     const db = await openDatabase({ PGLITE_DIR: undefined });
     await db.migrate();
