@@ -25,7 +25,27 @@ interface OperatorSpec {
   readonly meaning: string;
   /** `*` in its value stands for `%` (PostgREST's like patterns: `%` is awkward in URLs). */
   readonly starWildcard?: true;
+  /** Its value is a pattern matched against each row, whose cost grows with its length: see MAX_PATTERN_LENGTH. */
+  readonly pattern?: true;
 }
+
+/**
+ * The longest value a pattern operator takes. A pattern of thousands of characters costs seconds
+ * per thousand rows to match, and no search a person writes needs more.
+ */
+export const MAX_PATTERN_LENGTH = 400;
+
+/**
+ * The text-search configurations `fts(config)` may name: PostgreSQL's built-in ones. A name is
+ * checked here rather than by the database, which would report another schema's absence as a fault.
+ */
+export const TEXT_SEARCH_CONFIGS: ReadonlySet<string> = new Set(
+  (
+    'arabic armenian basque catalan danish dutch english finnish french german greek hindi hungarian indonesian' +
+    ' irish italian lithuanian nepali norwegian portuguese romanian russian serbian simple spanish swedish tamil' +
+    ' turkish yiddish'
+  ).split(' '),
+);
 
 const ALL: readonly FieldKind[] = FIELD_KINDS;
 /** Kinds with single values, which lists (`in`, `any`, `all`) hold. */
@@ -39,10 +59,16 @@ export const OPERATORS = {
   gte: { grammar: 'quantifiable', kinds: ALL, meaning: 'greater than or equal' },
   lt: { grammar: 'quantifiable', kinds: ALL, meaning: 'less than' },
   lte: { grammar: 'quantifiable', kinds: ALL, meaning: 'less than or equal' },
-  like: { grammar: 'quantifiable', kinds: TEXT, meaning: 'matches a LIKE pattern (`*` for `%`)', starWildcard: true },
-  ilike: { grammar: 'quantifiable', kinds: TEXT, meaning: 'like, ignoring case', starWildcard: true },
-  match: { grammar: 'quantifiable', kinds: TEXT, meaning: 'matches a POSIX regular expression' },
-  imatch: { grammar: 'quantifiable', kinds: TEXT, meaning: 'match, ignoring case' },
+  like: {
+    grammar: 'quantifiable',
+    kinds: TEXT,
+    meaning: 'matches a LIKE pattern (`*` for `%`)',
+    starWildcard: true,
+    pattern: true,
+  },
+  ilike: { grammar: 'quantifiable', kinds: TEXT, meaning: 'like, ignoring case', starWildcard: true, pattern: true },
+  match: { grammar: 'quantifiable', kinds: TEXT, meaning: 'matches a POSIX regular expression', pattern: true },
+  imatch: { grammar: 'quantifiable', kinds: TEXT, meaning: 'match, ignoring case', pattern: true },
   in: { grammar: 'list', kinds: SCALAR_KINDS, meaning: 'is one of a list' },
   is: { grammar: 'is', kinds: ALL, meaning: 'is null, not null, true, false or unknown' },
   isdistinct: { grammar: 'value', kinds: ALL, meaning: 'is distinct from (null-safe not equal)' },

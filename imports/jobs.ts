@@ -11,6 +11,7 @@ import { Params } from '../engine/compile/sql.ts';
 import { CUSTOM_FIELD_TYPES } from '../engine/custom-fields.ts';
 import { mapDatabaseError } from '../engine/db/errors.ts';
 import type { Database, Queryable } from '../engine/db/port.ts';
+import { parseJson } from '../engine/parse/body.ts';
 import type { FieldKind } from '../engine/registry.ts';
 import { type BatchResult, type ImportTarget, importItems, loadCustomFields } from './batch.ts';
 import { type FileType, readFile } from './files.ts';
@@ -131,7 +132,7 @@ function convertCell(kind: FieldKind | undefined, cell: string): unknown {
     case 'text[]':
     case 'jsonb':
       try {
-        return JSON.parse(cell);
+        return parseJson(cell);
       } catch {
         return cell;
       }
@@ -164,14 +165,14 @@ async function* items(q: Queryable, job: Job, type: FileType, target: ImportTarg
     for await (const piece of text) {
       const lines = (rest + piece).split('\n');
       rest = lines.pop()!;
-      for (const line of lines) if (line.trim()) yield JSON.parse(line);
+      for (const line of lines) if (line.trim()) yield parseJson(line);
     }
-    if (rest.trim()) yield JSON.parse(rest);
+    if (rest.trim()) yield parseJson(rest);
     return;
   }
   let whole = '';
   for await (const piece of text) whole += piece;
-  const parsed: unknown = JSON.parse(whole);
+  const parsed: unknown = parseJson(whole);
   const list = Array.isArray(parsed) ? parsed : (parsed as { items?: unknown })?.items;
   if (!Array.isArray(list))
     throw new FileFormatError('a JSON import file must be an array of items, or {"items": [...]}');

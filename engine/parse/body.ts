@@ -15,8 +15,33 @@ export function parseJsonBody(text: string | null, contentType: string | null | 
     throw new ApiError('INVALID_JSON', 'the request body is empty; send a JSON object or array');
   }
   try {
-    return JSON.parse(text);
+    return parseJson(text);
   } catch (error) {
     throw new ApiError('INVALID_JSON', `the request body is not valid JSON: ${(error as Error).message}`);
   }
+}
+
+/**
+ * The deepest a JSON value may nest (arrays and objects in each other). No record needs more, and
+ * PostgreSQL, which reads custom-field values and entity data as jsonb, runs out of stack at a few
+ * thousand levels.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** JSON.parse, refusing (SyntaxError) a value nested deeper than MAX_JSON_DEPTH. */
+export function parseJson(text: string): unknown {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) throw new SyntaxError(`it nests deeper than ${MAX_JSON_DEPTH} levels`);
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return JSON.parse(text);
 }

@@ -12,6 +12,7 @@ import {
   OPERATORS,
   RANGE_OPERATORS,
   type SearchOperator,
+  TEXT_SEARCH_CONFIGS,
 } from '../operators.ts';
 import type { Condition, LogicNode, Operation, Quantifier } from '../request.ts';
 import { parseFieldRef } from './field.ts';
@@ -106,10 +107,16 @@ function parseOperation(s: Scanner, readValue: ValueReader): { negated: boolean;
   if (grammar === 'search') {
     let config: string | null = null;
     if (s.eat('(')) {
-      // A text search configuration name, optionally schema-qualified: it is cast to regconfig.
+      // A text-search configuration, by name or as pg_catalog.name: it is cast to regconfig.
       config = s.takeWhile((c) => /[A-Za-z0-9_.]/.test(c));
       if (!/^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?$/.test(config)) throw s.error('a text search language such as english');
       s.expect(')');
+      if (!TEXT_SEARCH_CONFIGS.has(config.replace(/^pg_catalog\./, ''))) {
+        throw new ApiError('INVALID_QUERY', `"${config}" is not a text search configuration of this API`, {
+          hint: `Text search configurations: ${[...TEXT_SEARCH_CONFIGS].join(', ')}.`,
+          context: { operator: op, config },
+        });
+      }
     }
     s.expect('.', '"." after the operator');
     return { negated, operation: { kind: 'search', op: op as SearchOperator, config, value: readValue(s) } };

@@ -4,7 +4,7 @@
  * A name that does not exist, may not be filtered or may not be ordered on is a 400 here.
  */
 import { ApiError } from '../errors.ts';
-import { IS_VALUES, OPERATORS, OPERATORS_BY_KIND, SCALAR_KINDS } from '../operators.ts';
+import { IS_VALUES, MAX_PATTERN_LENGTH, OPERATORS, OPERATORS_BY_KIND, SCALAR_KINDS } from '../operators.ts';
 import { showField } from '../parse/field.ts';
 import type { Field, FieldKind, Resource } from '../registry.ts';
 import type { ApiRequest, Condition, FieldRef, Operation, OrderTerm, SelectItem } from '../request.ts';
@@ -114,6 +114,14 @@ function planOperation(target: Target, operation: Operation): PlannedOperation {
       return { kind: 'search', op: operation.op, config: operation.config, query: operation.value };
     case 'compare': {
       const { op, quantifier } = operation;
+      if ('pattern' in OPERATORS[op] && operation.value.length > MAX_PATTERN_LENGTH) {
+        throw new ApiError(
+          'INVALID_QUERY',
+          `the ${op} pattern on ${name} is ${operation.value.length} characters long;` +
+            ` a pattern may have at most ${MAX_PATTERN_LENGTH}`,
+          { context: { field: name, operator: op, length: operation.value.length, limit: MAX_PATTERN_LENGTH } },
+        );
+      }
       const value = 'starWildcard' in OPERATORS[op] ? operation.value.replace(/\*/g, '%') : operation.value;
       if (quantifier === null) {
         checkValue(name, kind, operation.value);
