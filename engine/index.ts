@@ -73,6 +73,8 @@ interface WriteRow {
 
 interface ReadRow {
   authorized: number;
+  /** Set for planned and estimated counts: the organisation an estimate is asked for. */
+  organisation_id: string | null;
   page_total: number;
   total: string | null;
   body: string | null;
@@ -243,15 +245,20 @@ export function createEngine(options: EngineOptions): Engine {
     // Counting stops at MAX_ROWS + 1 for `estimated`; past that, and for `planned`, the
     // planner's estimate serves (a second, cheap statement), so large counts cost little.
     if (plan.count === 'planned' || (plan.count === 'estimated' && total === plan.limitOfCount)) {
-      // Never fewer than the rows this page has shown to exist.
-      total = Math.max(total ?? 0, plan.offset + row.page_total, await estimateCount(plan, scope));
+      // A page that is not full ends the result, so its total is known without an estimate (an
+      // empty page past the start only says the total is at most the offset); an estimate is never
+      // fewer than the rows counted or shown to exist.
+      const ended = row.page_total < plan.limit && (row.page_total > 0 || plan.offset === 0);
+      total = ended
+        ? plan.offset + row.page_total
+        : Math.max(total ?? 0, plan.offset + row.page_total, await estimateCount(plan, row.organisation_id!, scope));
     }
     return respondRead(plan, { pageTotal: row.page_total, total, body: row.body });
   }
 
-  /** The planner's estimate of the rows a read's filters select. */
-  async function estimateCount(plan: ReadPlan, scope: Scope): Promise<number> {
-    const statement = compileCountEstimate(plan, scope);
+  /** The planner's estimate of the rows a read's filters select in the caller's organisation. */
+  async function estimateCount(plan: ReadPlan, organisationId: string, scope: Scope): Promise<number> {
+    const statement = compileCountEstimate(plan, organisationId);
     const [row] = await execute<{ 'QUERY PLAN': unknown }>(statement.text, statement.params, scope);
     const raw = row?.['QUERY PLAN'];
     const parsed = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: { 'Plan Rows': number } }>;

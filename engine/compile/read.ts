@@ -3,7 +3,7 @@
  * count, the total (when a count was asked for) and the JSON body, built by PostgreSQL.
  *
  *   WITH scope AS (...)
- *   SELECT (SELECT count(*) FROM scope)::int AS authorized,
+ *   SELECT (SELECT count(*) FROM scope)::int AS authorized, <organisation> AS organisation_id,
  *          count(*)::int AS page_total, <total> AS total, <body> AS body,
  *          num_nonnulls(<each filter value converted>) AS converted
  *   FROM (SELECT <columns> FROM "table" t WHERE t.organisation_id = <scope> AND ...
@@ -52,20 +52,27 @@ export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
     total = `(SELECT count(*) FROM (SELECT 1${from}${filter} LIMIT ${upTo}) c)::int8`;
   }
   const body = jsonBody(p.row, plan.head ? 'none' : plan.format);
+  // The organisation the scope resolved to, which an estimate is asked for (compileCountEstimate).
+  const organisation = plan.count === 'planned' || plan.count === 'estimated' ? `${SCOPED}::text` : 'NULL::text';
 
   const text =
-    `${cte} SELECT (SELECT count(*) FROM scope)::int4 AS authorized, count(*)::int4 AS page_total,` +
-    ` ${total}::text AS total, ${body} AS body, ${params.evaluations()} AS converted FROM (${page}) _t`;
+    `${cte} SELECT (SELECT count(*) FROM scope)::int4 AS authorized, ${organisation} AS organisation_id,` +
+    ` count(*)::int4 AS page_total, ${total}::text AS total, ${body} AS body,` +
+    ` ${params.evaluations()} AS converted FROM (${page}) _t`;
   return { text, params: params.values };
 }
 
-/** `EXPLAIN` of the count of a read's rows: the planner's estimate, for planned and estimated counts. */
-export function compileCountEstimate(plan: ReadPlan, scope: Scope): CompiledStatement {
+/**
+ * `EXPLAIN` of the count of a read's rows in one organisation: the planner's estimate, for planned
+ * and estimated counts. The organisation is a parameter rather than the scope, whose value is
+ * unknown when planning: EXPLAIN plans with its parameters' values, so the estimate is this
+ * organisation's, not the average over every organisation in the table.
+ */
+export function compileCountEstimate(plan: ReadPlan, organisationId: string): CompiledStatement {
   const params = new Params();
-  const cte = scopeCte(scope, params);
-  const filter = where(plan.where, params);
+  const filter = where(plan.where, params, params.add(organisationId, 'uuid'));
   return {
-    text: `EXPLAIN (FORMAT JSON) ${cte} SELECT 1 FROM ${ident(plan.resource.table)} t${filter}`,
+    text: `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${ident(plan.resource.table)} t${filter}`,
     params: params.values,
   };
 }

@@ -4,6 +4,7 @@ import {
   type Database,
   type DatabaseOptions,
   PLAN_CACHE_MODE,
+  PLANNER_SETTINGS,
   type Queryable,
   type Row,
   type SqlParam,
@@ -24,7 +25,10 @@ export async function openPglite(
   const pg = await PGlite.create(dataDir);
   await pg.exec(
     `SET TIME ZONE 'UTC'; SET statement_timeout = ${Math.trunc(options.statementTimeoutMs ?? 0)};` +
-      ` SET plan_cache_mode = ${PLAN_CACHE_MODE}`,
+      ` SET plan_cache_mode = ${PLAN_CACHE_MODE};` +
+      Object.entries(PLANNER_SETTINGS)
+        .map(([name, value]) => ` SET ${name} = ${value};`)
+        .join(''),
   );
   return {
     kind: 'pglite',
