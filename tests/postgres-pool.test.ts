@@ -14,6 +14,8 @@ interface FakeClient {
   readonly pending: Array<() => void>;
   /** The text and `prepare` option of each statement sent. */
   readonly sent: Array<{ text: string; prepare: boolean }>;
+  /** Fails the statement in flight, as the driver does when its connection breaks. */
+  reject: (error: Error) => void;
   ended: boolean;
 }
 
@@ -21,11 +23,21 @@ const clients: FakeClient[] = [];
 
 vi.mock('postgres', () => ({
   default: (_url: string, options: Record<string, unknown>) => {
-    const client: FakeClient = { index: clients.length, options, pending: [], sent: [], ended: false };
+    const client: FakeClient = {
+      index: clients.length,
+      options,
+      pending: [],
+      sent: [],
+      reject: () => {},
+      ended: false,
+    };
     clients.push(client);
     const hold = (text: string, _params: unknown, options: { prepare: boolean }) => {
       client.sent.push({ text, prepare: options.prepare });
-      return new Promise<unknown[]>((resolve) => client.pending.push(() => resolve([{ client: client.index }])));
+      return new Promise<unknown[]>((resolve, reject) => {
+        client.reject = reject;
+        client.pending.push(() => resolve([{ client: client.index }]));
+      });
     };
     return {
       unsafe: hold,
@@ -192,6 +204,42 @@ describe('postgres.js pool', () => {
     expect(clients[0]!.sent.at(-1)).toEqual({ text: `s${MAX_PREPARED}`, prepare: false });
     await run(`s${MAX_PREPARED}`);
     expect(clients[1]!.sent).toEqual([{ text: `s${MAX_PREPARED}`, prepare: true }]);
+  });
+
+  it('replaces a client whose connection broke before it serves another statement', async () => {
+    const db = connectPostgres('postgres://x/db', { poolSize: 1 });
+    const q = db.query('a');
+    await settle();
+    // The driver rejects the statement in flight as a backend terminated while idle shows up.
+    clients[0]!.pending.length = 0;
+    const broken = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    clients[0]!.reject(broken);
+    await expect(q).rejects.toBe(broken);
+    expect(clients).toHaveLength(2);
+    expect(clients[0]!.ended).toBe(true);
+    const next = db.query('b');
+    await settle();
+    await release(1);
+    expect(await next).toEqual([{ client: 1 }]);
+  });
+
+  it('gives up on a statement the driver owes past the statement timeout and a margin, and replaces the client', async () => {
+    vi.useFakeTimers();
+    try {
+      const db = connectPostgres('postgres://x/db', { poolSize: 1, statementTimeoutMs: 100 });
+      const q = db.query('a').catch((error: unknown) => error);
+      await vi.advanceTimersByTimeAsync(2099);
+      expect(clients).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(await q).toMatchObject({
+        code: 'STATEMENT_STALLED',
+        message: 'the database gave no answer within 2100 ms',
+      });
+      expect(clients).toHaveLength(2);
+      expect(clients[0]!.ended).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('ends every client on close', async () => {

@@ -94,6 +94,13 @@ const UNREACHABLE = new Set([
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',
   'CONNECT_TIMEOUT',
+  'ENOENT', // a unix socket's file, gone while the server restarts
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+  'ERR_STREAM_DESTROYED',
+  // The port's own: a connection gave no answer within the statement timeout and a margin.
+  'STATEMENT_STALLED',
 ]);
 
 /**
@@ -171,7 +178,8 @@ export function mapDatabaseError(error: unknown): ApiError {
   const closed = text === 'PGlite is closed';
   // 08P01 (protocol violation) is a statement we built wrongly: a bug, not an outage.
   const unreachable = closed || UNREACHABLE.has(sqlstate) || (sqlstate.startsWith('08') && sqlstate !== '08P01');
-  if (unreachable || ['57P01', '57P02', '57P03', '53300'].includes(sqlstate)) {
+  // Class 57P: the server shut down, crashed, is starting or ended an idle session; 53: out of resources.
+  if (unreachable || sqlstate.startsWith('57P') || sqlstate.startsWith('53')) {
     return new ApiError('DATABASE_UNAVAILABLE', 'the database is unavailable; retry shortly', {
       headers: { 'Retry-After': '1' },
       cause: error,

@@ -12,12 +12,34 @@
  */
 import postgres from 'postgres';
 import { Admission, type AdmissionOptions } from './admission.ts';
-import { type Database, type DatabaseOptions, PLAN_CACHE_MODE, type Queryable, type SqlParam } from './port.ts';
+import {
+  type Database,
+  type DatabaseOptions,
+  PLAN_CACHE_MODE,
+  PLANNER_SETTINGS,
+  type Queryable,
+  type SqlParam,
+} from './port.ts';
 
 /** Prepared statements one connection keeps before it is replaced (about 80 KB of backend memory each). */
 export const MAX_PREPARED = 256;
 /** Statement texts remembered to tell a repeated shape from a one-off. */
 const SEEN_TEXTS = 4096;
+/** How long past the statement timeout an answer may take before the connection counts as stuck. */
+const DEADLINE_MARGIN_MS = 2000;
+
+/**
+ * Failures after which a postgres.js client (3.4) may hold statements that never settle: one
+ * handed to it between its socket's 'error' and 'close' events is neither answered nor rejected
+ * (a backend terminated while idle, or a server restarted, shows as ECONNRESET on the next
+ * statement). Such a client is replaced before its connection serves another statement.
+ */
+const BROKEN = new Set(['ECONNRESET', 'EPIPE', 'CONNECTION_CLOSED', '57P01', '57P02', 'STATEMENT_STALLED']);
+const isBroken = (error: unknown) => BROKEN.has(String((error as { code?: unknown } | null)?.code));
+
+/** The port's own failure: the database gave no answer within the deadline. A 503 (db/errors.ts). */
+const stalled = (ms: number) =>
+  Object.assign(new Error(`the database gave no answer within ${ms} ms`), { code: 'STATEMENT_STALLED' });
 
 interface Connection {
   readonly sql: postgres.Sql;
@@ -63,17 +85,43 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
     postgres(url, {
       max,
       onnotice: () => {},
+      // Parameters go as text and results come back as JSON text, so the array types postgres.js
+      // looks up on each new connection are never used; and a connection lost during that lookup
+      // is an unhandled rejection in postgres.js 3.4, which would end the process.
+      fetch_types: false,
       connection: {
         application_name: 'engage',
         TimeZone: 'UTC',
         statement_timeout: options.statementTimeoutMs ?? 0,
         plan_cache_mode: PLAN_CACHE_MODE,
+        ...PLANNER_SETTINGS,
       },
     });
   const connect = (): Connection => ({ sql: open(), prepared: new Set(), full: false });
   const connections = Array.from({ length: size }, connect);
   /** A connection of its own for /ready, so a saturated pool cannot delay the answer. */
   let pinger: postgres.Sql | undefined;
+  /** Past the statement timeout and a margin a driver still owing an answer is stuck: none without a timeout. */
+  const deadlineMs = options.statementTimeoutMs ? options.statementTimeoutMs + DEADLINE_MARGIN_MS : 0;
+
+  /**
+   * `run`'s promise, or STATEMENT_STALLED once the deadline passes with the driver owing an answer.
+   * `run` gets `owing(false)` to stop the clock while the caller's own code runs (a transaction's body).
+   */
+  const answered = <T>(run: (owing: (yes: boolean) => void) => Promise<T>): Promise<T> => {
+    if (!deadlineMs) return run(() => {});
+    return new Promise<T>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const owing = (yes: boolean) => {
+        clearTimeout(timer);
+        if (yes) timer = setTimeout(() => reject(stalled(deadlineMs)), deadlineMs);
+      };
+      owing(true);
+      run(owing)
+        .then(resolve, reject)
+        .finally(() => owing(false));
+    });
+  };
 
   const queryable = (connection: Connection, sql: postgres.Sql | postgres.TransactionSql): Queryable => ({
     query: (text, params = []) => {
@@ -84,32 +132,63 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
           prepare = false;
         } else connection.prepared.add(text);
       }
-      return sql.unsafe(text, params as SqlParam[], { prepare }) as never;
+      return answered(() => sql.unsafe(text, params as SqlParam[], { prepare }) as never);
     },
   });
 
-  /** Runs `fn` on a connection `lane` is admitted to; a connection full of statements is then replaced. */
+  /**
+   * Runs `fn` on a connection `lane` is admitted to. A connection full of prepared statements is
+   * then replaced, and so is a broken or stuck one, before its slot serves anyone else; ending a
+   * broken one at once rejects whatever it still holds (CONNECTION_DESTROYED, a 503).
+   */
   const onConnection = <T>(lane: string | undefined, fn: (connection: Connection) => Promise<T>): Promise<T> =>
     admission.run(lane ?? '', async (slot) => {
       const connection = connections[slot]!;
+      let broken = false;
       try {
         return await fn(connection);
+      } catch (error) {
+        broken = isBroken(error);
+        throw error;
       } finally {
-        if (connection.full) {
+        if (connection.full || broken) {
           connections[slot] = connect();
-          void connection.sql.end({ timeout: 5 });
+          void connection.sql.end({ timeout: broken ? 0 : 5 }).catch(() => {});
         }
       }
     });
 
+  /** A transaction whose BEGIN and COMMIT are under the deadline; each statement inside has its own. */
+  const transaction = <T>(c: Connection, fn: (tx: Queryable) => Promise<T>): Promise<T> =>
+    answered(
+      (owing) =>
+        c.sql.begin(async (tx) => {
+          owing(false);
+          try {
+            return await fn(queryable(c, tx));
+          } finally {
+            owing(true);
+          }
+        }) as Promise<T>,
+    );
+
   return {
     kind: 'postgres',
     query: (text, params, lane) => onConnection(lane, (c) => queryable(c, c.sql).query(text, params)),
-    transaction: (fn, lane) => onConnection(lane, (c) => c.sql.begin((tx) => fn(queryable(c, tx))) as never),
-    exec: (text) => onConnection(undefined, async (c) => void (await c.sql.unsafe(text))),
+    transaction: (fn, lane) => onConnection(lane, (c) => transaction(c, fn)),
+    exec: (text) => onConnection(undefined, async (c) => void (await answered(() => c.sql.unsafe(text)))),
     ping: async () => {
-      pinger ??= open();
-      await pinger`SELECT 1`;
+      const sql = (pinger ??= open());
+      try {
+        await answered(() => sql`SELECT 1`);
+      } catch (error) {
+        // A stranded ping would fail every later one: start afresh.
+        if (isBroken(error) && pinger === sql) {
+          pinger = undefined;
+          void sql.end({ timeout: 0 }).catch(() => {});
+        }
+        throw error;
+      }
     },
     close: async () => {
       await Promise.all([...connections, ...(pinger ? [{ sql: pinger }] : [])].map((c) => c.sql.end({ timeout: 5 })));
