@@ -1,7 +1,7 @@
 /**
  * Every common query shape the API produces can be served by an index led by organisation_id:
- * with sequential scans priced out (as on a large organisation), no plan reads a whole tenant
- * table. A shape that needed a missing index fails here.
+ * with sequential scans priced out (as every connection has them: PLANNER_SETTINGS in
+ * engine/db/port.ts), no plan reads a whole tenant table. A shape that needed a missing index fails here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileRead } from '../engine/compile/read.ts';
@@ -52,13 +52,10 @@ const seqScans = (node: PlanNode): string[] => [
 ];
 
 async function scans(text: string, params: readonly (string | null)[]): Promise<string[]> {
-  return t.db.transaction(async (tx) => {
-    await tx.query('SET LOCAL enable_seqscan = off');
-    const [row] = await tx.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${text}`, params);
-    const plan = row!['QUERY PLAN'];
-    const parsed = (typeof plan === 'string' ? JSON.parse(plan) : plan) as Array<{ Plan: PlanNode }>;
-    return seqScans(parsed[0]!.Plan);
-  });
+  const [row] = await t.db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${text}`, params);
+  const plan = row!['QUERY PLAN'];
+  const parsed = (typeof plan === 'string' ? JSON.parse(plan) : plan) as Array<{ Plan: PlanNode }>;
+  return seqScans(parsed[0]!.Plan);
 }
 
 const read = (resource: string, query: string, headers: Record<string, string> = {}) => {

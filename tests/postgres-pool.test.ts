@@ -73,7 +73,14 @@ describe('postgres.js pool', () => {
     for (const c of clients) {
       expect(c.options).toMatchObject({
         max: 1,
-        connection: { TimeZone: 'UTC', statement_timeout: 250, application_name: 'engage' },
+        fetch_types: false,
+        connection: {
+          TimeZone: 'UTC',
+          statement_timeout: 250,
+          application_name: 'engage',
+          enable_seqscan: 'off',
+          max_parallel_workers_per_gather: '0',
+        },
       });
     }
   });
