@@ -1,8 +1,9 @@
 /**
- * The postgres.js port runs one statement or transaction per single-connection client, queues the
- * rest per lane (organisation) with a bounded wait and length, serves lanes in turn, caps what one
- * lane holds, and prepares a statement from its second use on, replacing a client that has
- * prepared too many. postgres.js is replaced by a recorder so this can be watched without a server.
+ * The postgres.js port sends a statement to an idle single-connection client or pipelines it behind
+ * young statements, never behind a slow one; a transaction has its client to itself; the rest
+ * wait per lane (organisation) with a bounded wait and length, lanes served in turn, one lane on
+ * at most half the clients. Statements are prepared from their second use on, and a client that
+ * has prepared too many, or whose connection broke, is replaced. postgres.js is replaced by a recorder so this can be watched without a server.
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { PoolBusy } from '../engine/db/admission.ts';
@@ -61,6 +62,8 @@ const release = async (index: number) => {
   await settle();
 };
 const inFlight = () => clients.map((c) => c.pending.length);
+/** Past the port's YOUNG_MS: statements in flight this long count as slow. */
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 beforeEach(() => {
   clients.length = 0;
@@ -85,19 +88,41 @@ describe('postgres.js pool', () => {
     }
   });
 
-  it('runs one statement per client and queues the rest until a client is free', async () => {
+  it('sends a statement to an idle client, else pipelines it on the least loaded one', async () => {
     const db = connectPostgres('postgres://x/db', { poolSize: 2, laneLimit: 2 });
     const first = [db.query('a'), db.query('b'), db.query('c')];
     await settle();
-    expect(inFlight()).toEqual([1, 1]);
+    expect(inFlight()).toEqual([2, 1]);
     await release(1);
     expect(await first[1]).toEqual([{ client: 1 }]);
-    // The queued statement takes the freed client, not a busy one.
+    const next = db.query('d');
+    await settle();
+    expect(inFlight()).toEqual([2, 1]);
+    await release(0);
+    await release(0);
+    await release(1);
+    expect(await Promise.all([...first, next])).toEqual([
+      [{ client: 0 }],
+      [{ client: 1 }],
+      [{ client: 0 }],
+      [{ client: 1 }],
+    ]);
+  });
+
+  it('pipelines nothing behind a statement known to be slow: the next waits for a free client', async () => {
+    const db = connectPostgres('postgres://x/db', { poolSize: 2, laneLimit: 2 });
+    const slow = [db.query('a'), db.query('b')];
+    await settle();
+    await sleep(60);
+    const cheap = db.query('c');
+    await settle();
     expect(inFlight()).toEqual([1, 1]);
     await release(1);
-    expect(await first[2]).toEqual([{ client: 1 }]);
+    expect(inFlight()).toEqual([1, 1]);
+    await release(1);
+    expect(await cheap).toEqual([{ client: 1 }]);
     await release(0);
-    await Promise.all(first);
+    await Promise.all(slow);
   });
 
   it('keeps statements off a client whose transaction is open', async () => {
@@ -105,7 +130,7 @@ describe('postgres.js pool', () => {
     const tx = db.transaction((q) => q.query('inside'));
     const queries = [db.query('a'), db.query('b')];
     await settle();
-    expect(inFlight()).toEqual([1, 1]);
+    expect(inFlight()).toEqual([1, 2]);
     await release(1);
     await release(1);
     expect(await Promise.all(queries)).toEqual([[{ client: 1 }], [{ client: 1 }]]);
@@ -130,37 +155,43 @@ describe('postgres.js pool', () => {
     await next;
   });
 
-  it('gives one lane at most half the pool: another lane runs at once while the first waits', async () => {
+  it('gives one lane at most half the clients: another lane runs at once while the first waits', async () => {
     const db = connectPostgres('postgres://x/db', { poolSize: 4 });
     const slow = [1, 2, 3].map(() => db.query('slow', [], 'org-a'));
     await settle();
-    expect(inFlight().reduce((a, b) => a + b)).toBe(2);
+    // Two clients, the third statement pipelined on one of them.
+    expect(inFlight().filter((n) => n > 0)).toHaveLength(2);
+    await sleep(60);
+    const more = db.query('slow', [], 'org-a');
     const cheap = db.query('cheap', [], 'org-b');
     await settle();
-    expect(inFlight().reduce((a, b) => a + b)).toBe(3);
+    expect(inFlight().reduce((a, b) => a + b)).toBe(4);
     const cheapClient = clients.findIndex((c) => c.sent.some((s) => s.text === 'cheap'));
+    expect(clients[cheapClient]!.sent).toHaveLength(1);
     await release(cheapClient);
     expect(await cheap).toEqual([{ client: cheapClient }]);
     for (const c of clients) while (c.pending.length > 0) await release(c.index);
-    await Promise.all(slow);
+    await Promise.all([...slow, more]);
   });
 
   it('serves waiting lanes in turn', async () => {
     const db = connectPostgres('postgres://x/db', { poolSize: 1 });
     const order: string[] = [];
     const run = (lane: string) => db.query(lane, [], lane).then(() => order.push(lane));
-    const all = [run('a'), run('a'), run('a'), run('b'), run('c'), run('b')];
-    for (let i = 0; i < 6; i++) {
-      await settle();
-      await release(0);
-    }
-    await Promise.all(all);
+    const first = run('a');
+    await settle();
+    await sleep(60);
+    const rest = [run('a'), run('a'), run('b'), run('c'), run('b')];
+    for (let i = 0; i < 6; i++) await release(0);
+    await Promise.all([first, ...rest]);
     expect(order).toEqual(['a', 'a', 'b', 'c', 'a', 'b']);
   });
 
   it('refuses a statement that waited longer than the queue timeout, and one past the queue length', async () => {
     const db = connectPostgres('postgres://x/db', { poolSize: 1, queueTimeoutMs: 30, queueMax: 1 });
     const running = db.query('a');
+    await settle();
+    await sleep(60);
     const waiting = db.query('b').catch((error: unknown) => error);
     await expect(db.query('c')).rejects.toThrow(/1 requests are already waiting/);
     const refused = await waiting;

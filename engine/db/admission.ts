@@ -1,18 +1,27 @@
 /**
- * Admission to the pool's connections. Each connection runs one statement (or transaction) at a
- * time, so a cheap statement never waits behind a slow one on the same connection while another
- * is free. When every connection is busy, statements wait in a queue per lane (the caller's
- * organisation or token), served in turn, and one lane may hold at most `laneLimit` connections:
- * an organisation running slow queries leaves the rest of the pool to the others. A wait is
- * bounded by `queueTimeoutMs` and the queue by `queueMax`; past either the statement is refused
- * at once with PoolBusy, which callers see as 503 (docs/contract.md section 5).
+ * Admission to the pool's connections, per lane (the caller's token or organisation).
+ *
+ * A statement goes to an idle connection when there is one, otherwise it is pipelined behind the
+ * statements of the least loaded connection whose oldest statement is young: a cheap statement
+ * never queues behind one known to be slow (running for over `youngMs`). A lane holds statements on
+ * at most `laneLimit` connections, so an organisation running slow queries leaves the rest of the
+ * pool to the others. A transaction needs an idle connection and keeps it to itself.
+ *
+ * When no connection will do, statements wait in their lane's queue; lanes are served in turn as
+ * connections free up. A wait is bounded by `queueTimeoutMs` and the queue by `queueMax`; past
+ * either the statement is refused with PoolBusy, which callers see as 503 (docs/contract.md
+ * section 5).
  */
 
 export interface AdmissionOptions {
-  /** Connections: statements that may run at once. */
-  readonly slots: number;
-  /** The most connections one lane may hold at once. */
+  /** Connections. */
+  readonly connections: number;
+  /** The most connections one lane may have statements on at once. */
   readonly laneLimit: number;
+  /** The most statements pipelined on one connection. */
+  readonly depth: number;
+  /** A statement in flight for longer is taken to be slow: nothing is pipelined behind it. */
+  readonly youngMs: number;
   /** The longest a statement may wait for a connection, in ms. */
   readonly queueTimeoutMs: number;
   /** The most statements that may wait at once. */
@@ -24,67 +33,99 @@ export class PoolBusy extends Error {
   override readonly name = 'PoolBusy';
 }
 
+interface Connection {
+  readonly index: number;
+  /** Start times of the statements in flight, oldest first (a connection answers in order). */
+  readonly started: number[];
+  /** Held by a transaction. */
+  exclusive: boolean;
+}
+
+/** A statement's place on a connection: its start time is its entry in `started`. */
+interface Held {
+  readonly connection: Connection;
+  readonly started: number;
+}
+
 interface Waiter {
-  readonly lane: Lane;
-  readonly resolve: (slot: number) => void;
+  readonly exclusive: boolean;
+  readonly resolve: (held: Held) => void;
   readonly reject: (error: PoolBusy) => void;
   timer: NodeJS.Timeout | undefined;
 }
 
 interface Lane {
   readonly key: string;
-  running: number;
+  /** Statements in flight by connection index. */
+  readonly held: Map<number, number>;
   readonly waiting: Waiter[];
 }
 
 export class Admission {
   readonly #options: AdmissionOptions;
-  readonly #free: number[];
+  readonly #connections: Connection[];
   readonly #lanes = new Map<string, Lane>();
   /** Lanes with waiters, in the order they are served next (a lane goes to the back once served). */
   readonly #queued = new Set<Lane>();
   #waiting = 0;
 
   constructor(options: AdmissionOptions) {
-    this.#options = { ...options, laneLimit: Math.max(1, Math.min(options.laneLimit, options.slots)) };
-    this.#free = Array.from({ length: options.slots }, (_, i) => options.slots - 1 - i);
+    this.#options = { ...options, laneLimit: Math.max(1, Math.min(options.laneLimit, options.connections)) };
+    this.#connections = Array.from({ length: options.connections }, (_, index) => ({
+      index,
+      started: [],
+      exclusive: false,
+    }));
   }
 
-  /** Statements waiting for a connection now. */
-  get waiting(): number {
-    return this.#waiting;
-  }
-
-  /** Connections running a statement now. */
-  get running(): number {
-    return this.#options.slots - this.#free.length;
-  }
-
-  /** Runs `fn` on a connection (its index) once `lane` may have one, and frees it afterwards. */
-  async run<T>(laneKey: string, fn: (slot: number) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` on a connection (its index) once `lane` may have one. `exclusive`: a transaction,
+   * which needs the connection to itself.
+   */
+  async run<T>(laneKey: string, exclusive: boolean, fn: (connection: number) => Promise<T>): Promise<T> {
     const lane = this.#lane(laneKey);
-    const slot = await this.#acquire(lane);
+    const free = lane.waiting.length === 0 ? this.#pick(lane, exclusive) : undefined;
+    const held = free ? this.#take(lane, free, exclusive) : await this.#wait(lane, exclusive);
     try {
-      return await fn(slot);
+      return await fn(held.connection.index);
     } finally {
-      this.#release(lane, slot);
+      this.#release(lane, held);
     }
   }
 
   #lane(key: string): Lane {
     let lane = this.#lanes.get(key);
     if (!lane) {
-      lane = { key, running: 0, waiting: [] };
+      lane = { key, held: new Map(), waiting: [] };
       this.#lanes.set(key, lane);
     }
     return lane;
   }
 
-  #acquire(lane: Lane): number | Promise<number> {
-    if (this.#free.length > 0 && lane.running < this.#options.laneLimit && lane.waiting.length === 0) {
-      lane.running++;
-      return this.#free.pop()!;
+  /** An idle connection, or the least loaded young one to pipeline on; none if the lane must wait. */
+  #pick(lane: Lane, exclusive: boolean): Connection | undefined {
+    const { laneLimit, depth, youngMs } = this.#options;
+    const atLimit = lane.held.size >= laneLimit;
+    const now = performance.now();
+    let best: Connection | undefined;
+    for (const c of this.#connections) {
+      if (c.exclusive || (atLimit && !lane.held.has(c.index))) continue;
+      if (c.started.length === 0) return c;
+      if (exclusive || c.started.length >= depth || now - c.started[0]! > youngMs) continue;
+      if (!best || c.started.length < best.started.length) best = c;
     }
+    return best;
+  }
+
+  #take(lane: Lane, connection: Connection, exclusive: boolean): Held {
+    const started = performance.now();
+    connection.started.push(started);
+    connection.exclusive = exclusive;
+    lane.held.set(connection.index, (lane.held.get(connection.index) ?? 0) + 1);
+    return { connection, started };
+  }
+
+  #wait(lane: Lane, exclusive: boolean): Promise<Held> {
     const { queueMax, queueTimeoutMs } = this.#options;
     if (this.#waiting >= queueMax) {
       this.#forget(lane);
@@ -92,8 +133,8 @@ export class Admission {
         new PoolBusy(`the database is busy: ${queueMax} requests are already waiting for a connection; retry shortly`),
       );
     }
-    return new Promise<number>((resolve, reject) => {
-      const waiter: Waiter = { lane, resolve, reject, timer: undefined };
+    return new Promise<Held>((resolve, reject) => {
+      const waiter: Waiter = { exclusive, resolve, reject, timer: undefined };
       waiter.timer = setTimeout(() => {
         lane.waiting.splice(lane.waiting.indexOf(waiter), 1);
         this.#waiting--;
@@ -109,37 +150,40 @@ export class Admission {
     });
   }
 
-  #release(lane: Lane, slot: number): void {
-    lane.running--;
-    this.#free.push(slot);
+  #release(lane: Lane, { connection, started }: Held): void {
+    connection.started.splice(connection.started.indexOf(started), 1);
+    if (connection.started.length === 0) connection.exclusive = false;
+    const count = lane.held.get(connection.index)! - 1;
+    if (count === 0) lane.held.delete(connection.index);
+    else lane.held.set(connection.index, count);
     this.#dispatch();
     this.#forget(lane);
   }
 
-  /** Hands free connections to waiting lanes in turn, skipping lanes at their limit. */
+  /** Hands connections to waiting lanes in turn, as long as one of them can be served. */
   #dispatch(): void {
-    while (this.#free.length > 0 && this.#queued.size > 0) {
-      let next: Lane | undefined;
+    let served = true;
+    while (served && this.#queued.size > 0) {
+      served = false;
       for (const lane of this.#queued) {
-        if (lane.running < this.#options.laneLimit) {
-          next = lane;
-          break;
-        }
+        const waiter = lane.waiting[0]!;
+        const connection = this.#pick(lane, waiter.exclusive);
+        if (!connection) continue;
+        lane.waiting.shift();
+        this.#waiting--;
+        // Served: to the back of the turn, or out of it when nothing more waits.
+        this.#queued.delete(lane);
+        if (lane.waiting.length > 0) this.#queued.add(lane);
+        clearTimeout(waiter.timer);
+        waiter.resolve(this.#take(lane, connection, waiter.exclusive));
+        served = true;
+        break;
       }
-      if (!next) return;
-      const waiter = next.waiting.shift()!;
-      this.#waiting--;
-      // Served: to the back of the turn, or out of it when nothing more waits.
-      this.#queued.delete(next);
-      if (next.waiting.length > 0) this.#queued.add(next);
-      clearTimeout(waiter.timer);
-      next.running++;
-      waiter.resolve(this.#free.pop()!);
     }
   }
 
   /** Drops a lane that holds and awaits nothing, so lanes do not pile up. */
   #forget(lane: Lane): void {
-    if (lane.running === 0 && lane.waiting.length === 0) this.#lanes.delete(lane.key);
+    if (lane.held.size === 0 && lane.waiting.length === 0) this.#lanes.delete(lane.key);
   }
 }
