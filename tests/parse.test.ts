@@ -323,6 +323,16 @@ describe('filters: every operator', () => {
     expectSyntaxError(() => parseQuery('tsv=fts().x'), { key: 'tsv', value: 'fts().x' });
   });
 
+  it.each([
+    'data->>a->b=eq.1',
+    'data->>a->>b=eq.1',
+    'or=(data->>a->b.eq.1)',
+    'select=data->>a->>b',
+    'order=data->>a->b',
+  ])('%s is an error: ->> ends a JSON path', (query) => {
+    expect(() => parseQuery(query)).toThrow(/expected the end of the JSON path after a "->>" step, found "-"/);
+  });
+
   it('fts with an unclosed language is an error', () => {
     expectSyntaxError(() => parseQuery('tsv=fts(english.x'), { key: 'tsv', value: 'fts(english.x' });
   });

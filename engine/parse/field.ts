@@ -46,6 +46,8 @@ export function parseFieldRef(s: Scanner): FieldRef {
     const arrow = s.eat('->>') ? '->>' : '->';
     if (arrow === '->') s.expect('->');
     jsonPath.push({ arrow, key: parseJsonKey(s) });
+    // `->>` gives text, which has no keys: it can only end a path.
+    if (arrow === '->>' && s.startsWith('->')) throw s.error('the end of the JSON path after a "->>" step');
   }
   return { name, jsonPath };
 }
