@@ -111,6 +111,7 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
   const connections = Array.from({ length: size }, connect);
   /** A connection of its own for /ready, so a saturated pool cannot delay the answer. */
   let pinger: postgres.Sql | undefined;
+  let closed = false;
   /** Past the statement timeout and a margin a driver still owing an answer is stuck: none without a timeout. */
   const deadlineMs = options.statementTimeoutMs ? options.statementTimeoutMs + DEADLINE_MARGIN_MS : 0;
 
@@ -193,6 +194,7 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
     transaction: (fn, lane) => onConnection(lane, true, (c) => transaction(c, fn)),
     exec: (text) => onConnection(undefined, true, async (c) => void (await answered(() => c.sql.unsafe(text)))),
     ping: async () => {
+      if (closed) throw Object.assign(new Error('the pool is closed'), { code: 'CONNECTION_ENDED' });
       const sql = (pinger ??= open());
       try {
         await answered(() => sql`SELECT 1`);
@@ -206,6 +208,7 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
       }
     },
     close: async () => {
+      closed = true;
       await Promise.all([...connections, ...(pinger ? [{ sql: pinger }] : [])].map((c) => c.sql.end({ timeout: 5 })));
     },
   };
