@@ -5,6 +5,8 @@
  */
 
 const CODES = {
+  /** A request that is not valid HTTP (Node refuses it before the app sees it). */
+  INVALID_REQUEST: 400,
   INVALID_QUERY: 400,
   UNKNOWN_FIELD: 400,
   VALIDATION_FAILED: 400,
@@ -18,20 +20,29 @@ const CODES = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   NOT_ACCEPTABLE: 406,
+  REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
   REFERENCE_NOT_FOUND: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RANGE_NOT_SATISFIABLE: 416,
+  REQUEST_HEADER_FIELDS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   DATABASE_UNAVAILABLE: 503,
+  /** This process is draining before it exits; another one serves the request. */
+  SHUTTING_DOWN: 503,
   QUERY_TIMEOUT: 504,
 } as const;
 
 export type ErrorCode = keyof typeof CODES;
 
 /** Codes whose retry, unchanged, may succeed. */
-const TRANSIENT: ReadonlySet<ErrorCode> = new Set(['DATABASE_UNAVAILABLE', 'QUERY_TIMEOUT']);
+const TRANSIENT: ReadonlySet<ErrorCode> = new Set([
+  'DATABASE_UNAVAILABLE',
+  'QUERY_TIMEOUT',
+  'REQUEST_TIMEOUT',
+  'SHUTTING_DOWN',
+]);
 
 export interface ApiErrorOptions {
   /** What to change, where the message alone does not say. */

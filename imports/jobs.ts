@@ -226,8 +226,23 @@ async function finish(db: Database, job: Job, error: string | null) {
   );
 }
 
-/** Runs one claimed job to its end, resuming after the items already processed. */
-async function run(db: Database, job: Job & { content_type: FileType }, target: ImportTarget) {
+/** Puts a job this process stops on back in the queue, for any process to resume at once. */
+async function release(db: Database, job: Job, processed: number) {
+  const p = new Params();
+  // Only while the progress is this process's own: one that took the job over keeps it.
+  await db.query(
+    `UPDATE "import_job" SET "status" = 'queued', "updated_at" = now()` +
+      ` WHERE "organisation_id" = ${p.add(job.organisation_id, 'uuid')} AND "id" = ${p.add(job.id, 'uuid')}` +
+      ` AND "status" = 'running' AND "processed" = ${p.add(String(processed), 'int4')}`,
+    p.values,
+  );
+}
+
+/**
+ * Runs one claimed job to its end, resuming after the items already processed. Once `stopping()`,
+ * it commits the items in hand and puts the job back in the queue.
+ */
+async function run(db: Database, job: Job & { content_type: FileType }, target: ImportTarget, stopping: () => boolean) {
   let index = 0;
   let errorsKept = (JSON.parse(job.errors) as unknown[]).length;
   let batch: unknown[] = [];
@@ -235,9 +250,17 @@ async function run(db: Database, job: Job & { content_type: FileType }, target: 
     const result = await commitBatch(db, job, target, batch, index - batch.length, errorsKept);
     errorsKept += result.failed;
     batch = [];
+    // A turn of the event loop between batches: on PGlite the job otherwise runs in promise
+    // continuations alone, holding off every request, and the signal to stop, until it ends.
+    await new Promise((resolve) => setImmediate(resolve));
   };
   try {
     for await (const item of items(db, job, job.content_type, target)) {
+      if (stopping()) {
+        if (batch.length > 0) await flush();
+        await release(db, job, Math.max(index, job.processed));
+        return;
+      }
       index++;
       if (index <= job.processed) continue;
       batch.push(item);
@@ -266,6 +289,7 @@ async function run(db: Database, job: Job & { content_type: FileType }, target: 
 export interface ImportWorker {
   /** Looks for work now rather than at the next poll. */
   wake(): void;
+  /** Resolves once the batch in hand is committed and a job not finished is back in the queue. */
   stop(): Promise<void>;
 }
 
@@ -279,40 +303,43 @@ export function startImportWorker(options: {
   const { db, targets } = options;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-  let busy = false;
+  /** The claim-and-run loop in progress, if any: stop() waits for this one, whichever call started it. */
+  let working: Promise<void> | null = null;
 
-  const tick = async () => {
-    if (busy || stopped) return;
-    busy = true;
+  const work = async () => {
     try {
-      for (let job = await claim(db); job && !stopped; job = await claim(db)) {
+      // A job claimed just as the worker stops goes back to the queue from its first item.
+      for (let job = await claim(db); job; job = stopped ? null : await claim(db)) {
         const target = targets.get(job.resource);
-        if (target) await run(db, job, target);
+        if (target) await run(db, job, target, () => stopped);
         else await finish(db, job, `unknown import ${job.resource}`);
       }
     } catch (error) {
       options.onError?.(error);
-    } finally {
-      busy = false;
     }
+  };
+  const tick = () => {
+    if (!working && !stopped) {
+      working = work().finally(() => {
+        working = null;
+      });
+    }
+    return working ?? Promise.resolve();
   };
   const schedule = () => {
     if (stopped) return;
-    timer = setTimeout(() => {
-      running = tick().then(schedule);
-    }, options.pollMs ?? 1000);
+    timer = setTimeout(() => void tick().then(schedule), options.pollMs ?? 1000);
     timer.unref();
   };
-  running = tick().then(schedule);
+  void tick().then(schedule);
   return {
     wake() {
-      if (!busy && !stopped) running = running.then(tick);
+      void tick();
     },
     async stop() {
       stopped = true;
       clearTimeout(timer);
-      await running;
+      await working;
     },
   };
 }

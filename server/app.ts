@@ -8,7 +8,7 @@ import { requestId } from 'hono/request-id';
 import { ApiError, asApiError, contentType, type Engine, JSON_MEDIA } from '../engine/index.ts';
 import type { Imports } from '../imports/index.ts';
 import { type AuthVariables, bearerAuth, unauthorized } from './auth/bearer.ts';
-import { BODY_LIMIT, limitDeclaredBody, readText } from './body-limit.ts';
+import { BODY_LIMIT, bodyUnread, limitDeclaredBody, readText } from './body-limit.ts';
 import { renderError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { checkVersion, versionHeader } from './version.ts';
@@ -22,6 +22,8 @@ export interface AppOptions {
   readonly fileLimit?: number;
   /** Resolves when the database answers; used by GET /ready. */
   readonly ping: () => Promise<unknown>;
+  /** True once the host is shutting down: GET /ready says 503 and responses close their connection. */
+  readonly draining?: () => boolean;
   readonly logger?: Logger;
 }
 
@@ -40,7 +42,7 @@ const rejectAfter = (ms: number) =>
  * host.route('/engage', createApp({ engine, ping: () => db.ping() })); // /engage/api/v1/...
  */
 export function createApp(options: AppOptions): Hono<Env> {
-  const { engine, ping } = options;
+  const { engine, ping, draining = () => false } = options;
   const log = options.logger ?? createLogger('silent');
   const app = new Hono<Env>();
   const render = (c: Context, error: ApiError) => renderError(c, error, log);
@@ -54,8 +56,20 @@ export function createApp(options: AppOptions): Hono<Env> {
     await next();
   });
 
+  // Connection: close once draining (the client's next request goes to another process), and when
+  // a body is left unread (reading the rest only to discard it would delay the answer).
+  app.use(async (c, next) => {
+    await next();
+    if (draining() || bodyUnread(c)) c.res.headers.set('Connection', 'close');
+  });
+
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.get('/ready', async (c) => {
+    if (draining()) {
+      throw new ApiError('SHUTTING_DOWN', 'this server is shutting down; another one serves your requests', {
+        headers: { 'Retry-After': '1' },
+      });
+    }
     try {
       await Promise.race([ping(), rejectAfter(READY_TIMEOUT_MS)]);
     } catch (cause) {

@@ -7,6 +7,7 @@
  * first, which cost a fifth of the throughput of a small PATCH and 50 MB of RSS under load. Node's
  * request is read directly when the host is @hono/node-server, the web body stream otherwise.
  */
+import { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Context, MiddlewareHandler } from 'hono';
 import { ApiError } from '../engine/index.ts';
@@ -40,11 +41,25 @@ export async function readText(c: Context, maxSize: number): Promise<string> {
   return new TextDecoder().decode(Buffer.concat(chunks, size));
 }
 
+/**
+ * Whether the request's body has not all arrived yet (on @hono/node-server; elsewhere it cannot be
+ * told): a response then closes the connection rather than read the rest (server/app.ts).
+ */
+export function bodyUnread(c: Context): boolean {
+  const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
+  return incoming instanceof IncomingMessage && !incoming.complete;
+}
+
 async function* bodyChunks(c: Context): AsyncGenerator<Uint8Array> {
   const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
   if (incoming instanceof Readable) {
-    // Stopping at the limit must leave the socket open for the 413: no destroy on early return.
-    yield* incoming.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>;
+    try {
+      // Stopping at the limit must leave the socket open for the 413: no destroy on early return.
+      yield* incoming.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>;
+    } catch (cause) {
+      // The client went away or was cut off (server/node-server.ts): its fault, not the database's.
+      throw new ApiError('INVALID_REQUEST', 'the connection closed before the whole request body arrived', { cause });
+    }
     return;
   }
   const body = c.req.raw.body;

@@ -19,6 +19,8 @@ export interface ApiOptions {
   /** The URL the OpenAPI document names, e.g. http://127.0.0.1:3000/api/v1. */
   readonly serverUrl?: string;
   readonly logger?: Logger;
+  /** True once the host is shutting down (server/main.ts): see AppOptions. */
+  readonly draining?: () => boolean;
   /** Runs an import worker in this process; left out, jobs wait for another process's worker. */
   readonly worker?: { readonly pollMs?: number };
 }
@@ -48,6 +50,13 @@ export function buildApi(options: ApiOptions): Api {
   const worker = options.worker
     ? imports.startWorker({ pollMs: options.worker.pollMs, onError: (err) => logger?.error({ err }, 'import worker') })
     : null;
-  const app = createApp({ engine, imports, fileLimit: options.fileLimit, ping: () => db.ping(), logger });
+  const app = createApp({
+    engine,
+    imports,
+    fileLimit: options.fileLimit,
+    ping: () => db.ping(),
+    draining: options.draining,
+    logger,
+  });
   return { app, engine, imports, worker };
 }

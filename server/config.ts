@@ -31,6 +31,16 @@ const ConfigSchema = v.object({
   WORKERS: int(1, 1),
   /** The largest import file POST /v1/files takes. */
   FILE_UPLOAD_LIMIT: int(100 * 1024 * 1024, 1),
+  /** The request line and headers must arrive within this of the connection or request starting (408). */
+  HEADERS_TIMEOUT_MS: int(10_000, 1),
+  /** The whole request, body included, must arrive within this (408): bounds the slowest upload. */
+  REQUEST_TIMEOUT_MS: int(300_000, 1),
+  /** The longest silence while a request body is awaited (408). */
+  BODY_TIMEOUT_MS: int(10_000, 1),
+  /** How long an idle keep-alive connection is kept; behind a balancer, longer than its idle timeout. */
+  KEEP_ALIVE_TIMEOUT_MS: int(5000, 1),
+  /** How long SIGTERM waits for requests in flight and the import batch before closing what is left. */
+  SHUTDOWN_TIMEOUT_MS: int(10_000),
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
 });
 
@@ -45,5 +55,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const problems = result.issues.map((i) => `${v.getDotPath(i) ?? '?'} ${i.message}`).join('; ');
     throw new Error(`invalid configuration: ${problems}`);
   }
+  // Node refuses a server whose headers timeout is above its request timeout.
+  if (result.output.HEADERS_TIMEOUT_MS > result.output.REQUEST_TIMEOUT_MS)
+    throw new Error('invalid configuration: HEADERS_TIMEOUT_MS must not be above REQUEST_TIMEOUT_MS');
   return result.output;
 }

@@ -5,12 +5,22 @@ import type { Logger } from './logger.ts';
 
 export function renderError(c: Context, error: ApiError, log: Logger): Response {
   const requestId: string = c.get('requestId') ?? '';
-  if (error.status >= 500) {
+  // A draining process's 503 is expected, not a failure to look into.
+  if (error.status >= 500 && error.code !== 'SHUTTING_DOWN') {
     log.error(
       { err: error.cause ?? error, code: error.code, requestId, method: c.req.method, path: c.req.path },
       error.message,
     );
   }
+  // c.body keeps the headers middleware already set (Request-Id, engage-version).
+  return c.body(errorBody(error, requestId), error.status as 400, {
+    'Content-Type': contentType(JSON_MEDIA),
+    ...error.headers,
+  });
+}
+
+/** The error's JSON text; also written by server/node-server.ts for requests Node refuses before the app. */
+export function errorBody(error: ApiError, requestId: string): string {
   const body: Record<string, unknown> = {
     name: error.name,
     message: error.message,
@@ -25,9 +35,5 @@ export function renderError(c: Context, error: ApiError, log: Logger): Response 
     hint: error.hint ?? null,
   };
   if (error.context !== undefined) body.context = error.context;
-  // c.body keeps the headers middleware already set (Request-Id, engage-version).
-  return c.body(JSON.stringify(body), error.status as 400, {
-    'Content-Type': contentType(JSON_MEDIA),
-    ...error.headers,
-  });
+  return JSON.stringify(body);
 }

@@ -4,13 +4,13 @@
  * prepares the database and n worker processes share the port (node:cluster).
  */
 import cluster from 'node:cluster';
-import { serve } from '@hono/node-server';
 import { buildApi } from './build.ts';
 import { type Config, loadConfig } from './config.ts';
 import { openDatabase } from './database.ts';
 import { seedDemo } from './demo.ts';
 import { holdEmbedded } from './embedded-lock.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { startNodeServer } from './node-server.ts';
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL);
@@ -36,30 +36,43 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
   const release = embedded ? holdEmbedded(config.PGLITE_DIR) : () => {};
   const db = await openDatabase(config);
   if (!prepared) await prepare(db);
+  let draining = false;
   const { app, worker } = buildApi({
     db,
     maxRows: config.MAX_ROWS,
     fileLimit: config.FILE_UPLOAD_LIMIT,
     serverUrl: `${base}/api/v1`,
     logger: log,
+    draining: () => draining,
     worker: {},
   });
-  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, () => {
-    log.info({ port: config.PORT, host: config.HOST, database: db.kind, pid: process.pid }, 'listening');
-    if (cluster.isPrimary)
-      console.log(
-        `Engage API listening on ${base}/api/v1 ` +
-          `(${embedded ? `embedded PGlite in ${config.PGLITE_DIR}` : 'PostgreSQL'})`,
-      );
+  const server = startNodeServer({
+    fetch: app.fetch,
+    port: config.PORT,
+    hostname: config.HOST,
+    headersTimeoutMs: config.HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.REQUEST_TIMEOUT_MS,
+    bodyTimeoutMs: config.BODY_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
+    logger: log,
+    onListening: () => {
+      log.info({ port: config.PORT, host: config.HOST, database: db.kind, pid: process.pid }, 'listening');
+      if (cluster.isPrimary)
+        console.log(
+          `Engage API listening on ${base}/api/v1 ` +
+            `(${embedded ? `embedded PGlite in ${config.PGLITE_DIR}` : 'PostgreSQL'})`,
+        );
+    },
   });
 
-  let stopping = false;
+  // Drains rather than drops: /ready says 503 at once, the requests in flight and the import batch
+  // in hand finish (within SHUTDOWN_TIMEOUT_MS, the job going back to the queue), then the database closes.
   const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'stopping');
-    server.close();
-    await worker?.stop();
+    if (draining) return;
+    draining = true;
+    log.info({ signal }, 'stopping: finishing the requests in flight');
+    const timeout = new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS));
+    await Promise.all([server.drain(config.SHUTDOWN_TIMEOUT_MS), Promise.race([worker?.stop(), timeout])]);
     await db.close().catch(() => {});
     release();
     process.exit(0);
@@ -77,18 +90,32 @@ if (config.WORKERS > 1 && cluster.isPrimary) {
   await prepare(db);
   await db.close();
   let stopping = false;
-  for (let i = 0; i < config.WORKERS; i++) cluster.fork();
-  // A worker that dies is replaced; the others keep serving meanwhile.
+  let failed = false;
+  const live = new Set<number>();
+  const fork = () => live.add(cluster.fork().id);
+  for (let i = 0; i < config.WORKERS; i++) fork();
   cluster.on('exit', (worker, code, signal) => {
-    if (stopping) return;
+    live.delete(worker.id);
+    if (stopping) {
+      failed ||= code !== 0;
+      if (live.size === 0) process.exit(failed ? 1 : 0);
+      return;
+    }
+    // A worker that dies is replaced; the others keep serving meanwhile.
     log.error({ pid: worker.process.pid, code, signal }, 'worker exited; starting another');
-    cluster.fork();
+    fork();
   });
   console.log(`Engage API listening on ${base}/api/v1 (PostgreSQL, ${config.WORKERS} processes)`);
+  // Each worker drains itself (serveApi); the signal goes to its process, not through worker.kill(),
+  // which would disconnect it first. One still there past its timeout and a margin is killed.
   const stop = () => {
+    if (stopping) return;
     stopping = true;
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.kill('SIGTERM');
-    setTimeout(() => process.exit(0), 3000).unref();
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    setTimeout(() => {
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
+      process.exit(1);
+    }, config.SHUTDOWN_TIMEOUT_MS + 5000).unref();
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
