@@ -193,7 +193,7 @@ function acceptable(o: Outcome): boolean {
 const label = (o: Outcome) =>
   o.kind === 'hung' ? 'hung' : o.kind === 'socket' ? `socket ${o.error}` : `${o.status}${o.code ? ` ${o.code}` : ''}`;
 
-it('answers every request through a crash-restart and terminated backends, keeping every acknowledged write', async () => {
+it('answers every request through a crash-restart and killed backends, keeping every acknowledged write', async () => {
   const requests: Sent[] = [];
   const phases: Record<string, number> = {};
   const mark = (phase: string) => {

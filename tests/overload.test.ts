@@ -159,7 +159,7 @@ describe('a saturated pool', () => {
 const UNKNOWN_TOKEN = `engage_${'x'.repeat(43)}`;
 
 describe('prepared statements', () => {
-  it(`stay at most ${MAX_PREPARED} per connection, whatever shapes callers send, with or without a valid token`, async () => {
+  it(`stay at most ${MAX_PREPARED} per connection, whatever shapes callers send, with any token`, async () => {
     const db = await openDatabase({ DATABASE_URL: base.url, DB_POOL_SIZE: 1 });
     closers.push(() => db.close());
     const { app } = buildApi({ db });

@@ -3,7 +3,8 @@
  * young statements, never behind a slow one; a transaction has its client to itself; the rest
  * wait per lane (organisation) with a bounded wait and length, lanes served in turn, one lane on
  * at most half the clients. Statements are prepared from their second use on, and a client that
- * has prepared too many, or whose connection broke, is replaced. postgres.js is replaced by a recorder so this can be watched without a server.
+ * has prepared too many, or whose connection broke, is replaced. postgres.js is replaced by a recorder
+ * so this can be watched without a server.
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { PoolBusy } from '../engine/db/admission.ts';
@@ -261,7 +262,7 @@ describe('postgres.js pool', () => {
     expect(await next).toEqual([{ client: 1 }]);
   });
 
-  it('gives up on a statement the driver owes past the statement timeout and a margin, and replaces the client', async () => {
+  it('gives up on a statement owed past the statement timeout and a margin, and replaces the client', async () => {
     vi.useFakeTimers();
     try {
       const db = connectPostgres('postgres://x/db', { poolSize: 1, statementTimeoutMs: 100 });

@@ -57,7 +57,8 @@ beforeAll(async () => {
   await t.db.query(
     `INSERT INTO contact (organisation_id, created_at, display_name, full_name, email, city, is_blocked, birthday,
        number_of_marketing_opt_in_requests, email_marketing_opt_in, external_id)
-     SELECT o.id, now() - make_interval(mins => g), 'Contact ' || g, 'Full Name ' || g, 'contact' || g || '@example.com',
+     SELECT o.id, now() - make_interval(mins => g), 'Contact ' || g, 'Full Name ' || g,
+            'contact' || g || '@example.com',
        (ARRAY['Zürich', 'Bern', 'Basel', 'Genève'])[1 + g % 4], g % 13 = 0, date '1950-01-01' + g % 20000, g % 5,
        g % 2 = 0, 'ext-' || g
      FROM (VALUES ($1::uuid, $2::int4), ($3::uuid, $4::int4), ($5::uuid, $6::int4)) o(id, n)
@@ -85,7 +86,8 @@ beforeAll(async () => {
   `);
   await t.db.exec('VACUUM ANALYZE');
   const columns = await t.db.query<{ table_name: string }>(
-    "SELECT table_name FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'organisation_id'",
+    'SELECT table_name FROM information_schema.columns' +
+      " WHERE table_schema = 'public' AND column_name = 'organisation_id'",
   );
   tenantTables = new Set(columns.map((c) => c.table_name));
   const indexes = await t.db.query<{ index: string; leading: string }>(

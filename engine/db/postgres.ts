@@ -195,7 +195,8 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
     exec: (text) => onConnection(undefined, true, async (c) => void (await answered(() => c.sql.unsafe(text)))),
     ping: async () => {
       if (closed) throw Object.assign(new Error('the pool is closed'), { code: 'CONNECTION_ENDED' });
-      const sql = (pinger ??= open());
+      pinger ??= open();
+      const sql = pinger;
       try {
         await answered(() => sql`SELECT 1`);
       } catch (error) {
