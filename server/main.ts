@@ -17,6 +17,11 @@ const log = createLogger(config.LOG_LEVEL);
 const embedded = !config.DATABASE_URL;
 const base = `http://${config.HOST}:${config.PORT}`;
 
+// postgres.js 3.4 looks up array types on each new connection and leaves that promise unhandled:
+// a connection lost during the lookup (a database restarting) would end the process, dropping
+// every request in flight. The lookup's failure harms nothing else; the connection is replaced.
+process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection'));
+
 /** Migrations, and on an empty embedded database a demo organisation with a token to try. */
 async function prepare(db: Awaited<ReturnType<typeof openDatabase>>) {
   await db.migrate();

@@ -77,7 +77,6 @@ describe('postgres.js pool', () => {
     for (const c of clients) {
       expect(c.options).toMatchObject({
         max: 1,
-        fetch_types: false,
         connection: {
           TimeZone: 'UTC',
           statement_timeout: 250,

@@ -95,10 +95,6 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
     postgres(url, {
       max,
       onnotice: () => {},
-      // Parameters go as text and results come back as JSON text, so the array types postgres.js
-      // looks up on each new connection are never used; and a connection lost during that lookup
-      // is an unhandled rejection in postgres.js 3.4, which would end the process.
-      fetch_types: false,
       connection: {
         application_name: 'engage',
         TimeZone: 'UTC',
