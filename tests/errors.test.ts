@@ -14,25 +14,19 @@ import { createRegistry } from '../engine/registry.ts';
 import { resources } from '../schema/registry.ts';
 import { createApp } from '../server/app.ts';
 import { createToken, revokeToken } from '../server/auth/tokens.ts';
-import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
+import {
+  createOrganisation,
+  createTestApp,
+  ERROR_KEYS,
+  insertRows,
+  OPTIONAL_ERROR_KEYS,
+  type Organisation,
+  type TestApp,
+} from './helpers/app.ts';
 
 const MIB = 1024 * 1024;
 const VERSION = '2026-11-01';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const REQUIRED_KEYS = [
-  'name',
-  'message',
-  'code',
-  'is_transient',
-  'timestamp',
-  'status_code',
-  'contact_support',
-  'request_id',
-  // Always present, null when empty: postgrest-py and postgrest-js read both.
-  'details',
-  'hint',
-];
-const OPTIONAL_KEYS = ['context'];
 /** A token of the right shape that no organisation owns. */
 const UNKNOWN_TOKEN = `engage_${'Q'.repeat(43)}`;
 
@@ -96,9 +90,9 @@ async function expectError(res: Response, status: number, code: string, options:
   }
   expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
   const body = JSON.parse(text) as Body;
-  for (const key of REQUIRED_KEYS) expect(body, `body lacks ${key}`).toHaveProperty(key);
+  for (const key of ERROR_KEYS) expect(body, `body lacks ${key}`).toHaveProperty(key);
   for (const key of Object.keys(body))
-    expect([...REQUIRED_KEYS, ...OPTIONAL_KEYS], `unexpected key ${key}`).toContain(key);
+    expect([...ERROR_KEYS, ...OPTIONAL_ERROR_KEYS], `unexpected key ${key}`).toContain(key);
   expect(body.name).toBe('APIError');
   expect(body.code).toBe(code);
   expect(typeof body.message).toBe('string');

@@ -58,3 +58,19 @@ export async function createOrganisation(db: Queryable): Promise<Organisation> {
 }
 
 export { insertRows } from '../../server/demo.ts';
+
+/** The keys of every error body (docs/contract.md section 5): always these, `context` where it helps. */
+export const ERROR_KEYS = [
+  'name',
+  'message',
+  'code',
+  'is_transient',
+  'timestamp',
+  'status_code',
+  'contact_support',
+  'request_id',
+  // Always present, null when empty: postgrest-py and postgrest-js read both.
+  'details',
+  'hint',
+];
+export const OPTIONAL_ERROR_KEYS = ['context'];

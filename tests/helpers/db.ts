@@ -14,7 +14,7 @@ export interface TestDatabase {
 }
 
 /** A PostgreSQL server tests of the postgres.js port use even when the suite runs on PGlite (CI has one). */
-export const LOCAL_POSTGRES = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const LOCAL_POSTGRES = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** `postgres`: on PostgreSQL whatever DATABASE_URL says (LOCAL_POSTGRES). */
 export async function createTestDatabase(options: { postgres?: boolean } = {}): Promise<TestDatabase> {

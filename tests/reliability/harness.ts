@@ -5,7 +5,14 @@
  */
 import fc from 'fast-check';
 import type { Queryable } from '../../engine/db/port.ts';
-import { createOrganisation, createTestApp, type Organisation, type TestApp } from '../helpers/app.ts';
+import {
+  createOrganisation,
+  createTestApp,
+  ERROR_KEYS,
+  OPTIONAL_ERROR_KEYS,
+  type Organisation,
+  type TestApp,
+} from '../helpers/app.ts';
 
 /** A generated request. `{{name}}` in path and body, and `%T`/`%B`/`%U` in `auth`, are filled in at send time. */
 export interface Req {
@@ -228,20 +235,6 @@ export async function reset(): Promise<void> {
 /** How often (in requests) the seed is put back. */
 const RESET_EVERY = 500;
 
-const CONTRACT_KEYS = [
-  'name',
-  'message',
-  'code',
-  'is_transient',
-  'timestamp',
-  'status_code',
-  'contact_support',
-  'request_id',
-  'details',
-  'hint',
-];
-const OPTIONAL_KEYS = ['context'];
-
 /** SQL the engine builds, and PostgreSQL's wording about it: none may reach a caller unless the caller wrote it. */
 const SQL_TEXT = [
   /\bSELECT\s+[\w"*(]/,
@@ -347,8 +340,8 @@ function check(req: Req, request: Request, res: Response, text: string, body: Re
   if (typeof error !== 'object' || error === null || Array.isArray(error))
     return [...problems, 'an error body that is not an object'];
   const keys = Object.keys(error);
-  const missing = CONTRACT_KEYS.filter((k) => !keys.includes(k));
-  const extra = keys.filter((k) => !CONTRACT_KEYS.includes(k) && !OPTIONAL_KEYS.includes(k));
+  const missing = ERROR_KEYS.filter((k) => !keys.includes(k));
+  const extra = keys.filter((k) => !ERROR_KEYS.includes(k) && !OPTIONAL_ERROR_KEYS.includes(k));
   if (missing.length) problems.push(`error body lacks ${missing.join(', ')}`);
   if (extra.length) problems.push(`error body has extra keys ${extra.join(', ')}`);
   if (error.name !== 'APIError') problems.push(`name ${JSON.stringify(error.name)}`);
