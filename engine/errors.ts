@@ -9,6 +9,14 @@ const CODES = {
   INVALID_REQUEST: 400,
   INVALID_QUERY: 400,
   UNKNOWN_FIELD: 400,
+  /** `select` embeds a relation the resource does not have. */
+  UNKNOWN_RELATION: 400,
+  /** `select` names a resource that several relations lead to, without saying which. */
+  AMBIGUOUS_RELATION: 400,
+  /** A parameter (`x.limit`, `x.value=eq.1`) addresses an embed the select does not have. */
+  NOT_EMBEDDED: 400,
+  /** An aggregate that does not fit its field, its level, or the resource. */
+  INVALID_AGGREGATE: 400,
   VALIDATION_FAILED: 400,
   INVALID_JSON: 400,
   FILTER_REQUIRED: 400,

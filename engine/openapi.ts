@@ -10,7 +10,7 @@ import type * as v from 'valibot';
 import { JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
 import { OPERATORS_BY_KIND } from './operators.ts';
 import { bodySchemas } from './plan/body.ts';
-import { SELECT_CASTS } from './plan/read.ts';
+import { SELECT_CASTS } from './plan/casts.ts';
 import { type Field, type FieldKind, type Registry, type Resource, VERBS, type Verb } from './registry.ts';
 import { CURRENT_VERSION, SUPPORTED_VERSIONS } from './versions.ts';
 

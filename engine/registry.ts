@@ -108,12 +108,39 @@ export interface ResourceDefinition {
   readonly keyset?: readonly string[];
   /** Imports at `/v1/<collection>/imports`: items matched on `external_id`, with these custom fields. */
   readonly imports?: { readonly customFields?: CustomFieldsDefinition };
+  /**
+   * The relations embeds may follow are derived from foreign keys, named by the resource at the
+   * other end. By foreign key name: `false` hides that relation of this resource, a string renames it.
+   */
+  readonly relations?: Readonly<Record<string, string | false>>;
+  /** Whether `select` may aggregate (`count()`, `value.sum()`); true when absent. */
+  readonly aggregates?: boolean;
 }
 
 /** A foreign key `(organisation_id, field) -> table (organisation_id, id)`: a reference inside the organisation. */
 export interface Reference {
+  /** The foreign key's name. */
+  readonly name: string;
   readonly field: string;
   readonly table: string;
+}
+
+/**
+ * A way from one resource to another that `select` can embed, from a foreign key read in either
+ * direction: to one (deal -> its contact) or to many (contact -> its deals). Rows are matched on
+ * `target.targetField = parent.parentField` inside the caller's organisation.
+ */
+export interface Relation {
+  /** How `select` names it: the target resource's name unless the definition renames it. */
+  readonly name: string;
+  readonly target: Resource;
+  /** The foreign key's name, which tells apart two relations to the same resource. */
+  readonly foreignKey: string;
+  /** The field holding the reference: on the parent for a to-one relation, on the target for a to-many. */
+  readonly referencing: string;
+  readonly cardinality: 'one' | 'many';
+  readonly parentField: string;
+  readonly targetField: string;
 }
 
 export interface Resource {
@@ -128,6 +155,9 @@ export interface Resource {
   readonly collection: string | undefined;
   readonly keyset: readonly Field[] | undefined;
   readonly imports: { readonly customFields: CustomFields | undefined } | undefined;
+  /** What `select` can embed from this resource; only resources offering GET are embedded. */
+  readonly relations: readonly Relation[];
+  readonly aggregates: boolean;
   field(name: string): Field | undefined;
 }
 
@@ -218,7 +248,7 @@ function buildResource(def: ResourceDefinition): Resource {
     const ref = fk.reference();
     const [org, column] = ref.columns;
     if (ref.columns.length !== 2 || org?.name !== 'organisation_id' || !column) return [];
-    return [{ field: column.name, table: getTableConfig(ref.foreignTable).name }];
+    return [{ name: fk.getName(), field: column.name, table: getTableConfig(ref.foreignTable).name }];
   });
 
   return {
@@ -235,8 +265,54 @@ function buildResource(def: ResourceDefinition): Resource {
     imports: def.imports && {
       customFields: def.imports.customFields && customFieldsOf(def.name, def.imports.customFields),
     },
+    relations: [],
+    aggregates: def.aggregates ?? true,
     field: (name) => byName.get(name),
   };
+}
+
+/**
+ * Every relation of `resource`: each foreign key from its table to a readable resource's table
+ * (to one), and each foreign key from a readable resource's table to its table (to many).
+ */
+function relationsOf(resource: Resource, def: ResourceDefinition, resources: readonly Resource[]): Relation[] {
+  const readable = resources.filter((r) => r.verbs.has('GET'));
+  const relations: Relation[] = [];
+  for (const target of readable) {
+    for (const ref of resource.references) {
+      if (ref.table !== target.table) continue;
+      relations.push({
+        name: target.name,
+        target,
+        foreignKey: ref.name,
+        referencing: ref.field,
+        cardinality: 'one',
+        parentField: ref.field,
+        targetField: 'id',
+      });
+    }
+    for (const ref of target.references) {
+      if (ref.table !== resource.table) continue;
+      relations.push({
+        name: target.name,
+        target,
+        foreignKey: ref.name,
+        referencing: ref.field,
+        cardinality: 'many',
+        parentField: 'id',
+        targetField: ref.field,
+      });
+    }
+  }
+  const keys = new Set(relations.map((r) => r.foreignKey));
+  for (const name of Object.keys(def.relations ?? {})) {
+    if (!keys.has(name)) throw new Error(`registry: ${def.name}.relations names '${name}', which is no relation of it`);
+  }
+  return relations.flatMap((relation) => {
+    const renamed = def.relations?.[relation.foreignKey];
+    if (renamed === false) return [];
+    return [renamed === undefined ? relation : { ...relation, name: renamed }];
+  });
 }
 
 /**
@@ -246,6 +322,10 @@ function buildResource(def: ResourceDefinition): Resource {
  */
 export function createRegistry(definitions: readonly ResourceDefinition[]): Registry {
   const resources = definitions.map(buildResource);
+  // Relations point at other resources, so they are filled in once every resource is built.
+  resources.forEach((resource, i) => {
+    (resource.relations as Relation[]).push(...relationsOf(resource, definitions[i]!, resources));
+  });
   const byName = new Map<string, Resource>();
   const byCollection = new Map<string, Resource>();
   for (const resource of resources) {

@@ -48,25 +48,71 @@ export type LogicNode = Logic<Condition>;
 
 export type Condition = FilterNode | LogicNode;
 
+/** The aggregate functions `select` offers (`value.sum()`, `count()`). */
+export const AGGREGATES = ['count', 'sum', 'avg', 'min', 'max'] as const;
+export type AggregateFunction = (typeof AGGREGATES)[number];
+
+/** `field.sum()` and the like: the function and the cast of its result (`value.sum()::int`). */
+export interface AggregateCall {
+  readonly fn: AggregateFunction;
+  readonly cast: string | null;
+}
+
+/** `[alias:]relation[!hint][!inner|!left](...)` or `...relation(...)`: another resource embedded. */
+export interface EmbedItem {
+  readonly kind: 'embed';
+  /** The relation as written: a resource's name, a foreign key's name or a foreign key's field. */
+  readonly relation: string;
+  /** `!name`: the foreign key (or its field) that picks one of several relations to the same resource. */
+  readonly hint: string | null;
+  /** `!inner` drops parent rows without a match; `!left` (the default) keeps them. */
+  readonly join: 'inner' | 'left' | null;
+  readonly alias: string | null;
+  /** `...relation(...)`: the embed's fields are lifted into the parent object. */
+  readonly spread: boolean;
+  /** What is selected inside; empty for `relation()`, which filters without being shown. */
+  readonly select: readonly SelectItem[];
+}
+
 export type SelectItem =
   | { readonly kind: 'star' }
-  | { readonly kind: 'field'; readonly field: FieldRef; readonly alias: string | null; readonly cast: string | null };
+  | {
+      readonly kind: 'field';
+      readonly field: FieldRef;
+      readonly alias: string | null;
+      readonly cast: string | null;
+      readonly aggregate: AggregateCall | null;
+    }
+  /** `count()`: the number of rows (of each group). */
+  | { readonly kind: 'count'; readonly alias: string | null; readonly cast: string | null }
+  | EmbedItem;
 
 export interface OrderTerm {
+  /** `relation(field)`: ordering by a field of a to-one embed. */
+  readonly relation: string | null;
   readonly field: FieldRef;
   readonly direction: 'asc' | 'desc' | null;
   readonly nulls: 'first' | 'last' | null;
 }
 
-/** The query string of a request, parsed. */
-export interface QueryParams {
-  /** null: the default, every field. */
-  readonly select: readonly SelectItem[] | null;
+/** The filters, order and page of one level of a read: the resource itself, or an embed. */
+export interface LevelParams {
   /** Conditions ANDed together: each filter parameter and each `and=`/`or=` tree. */
   readonly where: readonly Condition[];
   readonly order: readonly OrderTerm[];
   readonly limit: number | null;
   readonly offset: number | null;
+}
+
+/** The query string of a request, parsed. */
+export interface QueryParams extends LevelParams {
+  /** null: the default, every field. */
+  readonly select: readonly SelectItem[] | null;
+  /**
+   * Parameters prefixed by an embed's path (`deal.value=gt.1`, `deal.contact.order=...`), by that
+   * path joined with "."; the planner checks that each path is embedded.
+   */
+  readonly embedded: ReadonlyMap<string, LevelParams>;
   /** `columns=a,b`: the body keys a POST reads; null when absent. */
   readonly columns: readonly string[] | null;
   /** `on_conflict=a,b`: the unique fields an upsert resolves on; null when absent. */

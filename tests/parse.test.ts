@@ -13,6 +13,7 @@ import { parseQuery } from '../engine/parse/query.ts';
 import { parseOrder, parseSelect } from '../engine/parse/select.ts';
 import type {
   Condition,
+  EmbedItem,
   FieldRef,
   FilterNode,
   JsonPathStep,
@@ -66,12 +67,14 @@ const col = (
   field: field(name, ...jsonPath),
   alias,
   cast,
+  aggregate: null,
 });
 const term = (
   f: FieldRef | string,
   direction: 'asc' | 'desc' | null = null,
   nulls: 'first' | 'last' | null = null,
 ): OrderTerm => ({
+  relation: null,
   field: typeof f === 'string' ? field(f) : f,
   direction,
   nulls,
@@ -83,6 +86,7 @@ const EMPTY_QUERY: QueryParams = {
   order: [],
   limit: null,
   offset: null,
+  embedded: new Map(),
   columns: null,
   onConflict: null,
 };
@@ -639,16 +643,18 @@ describe('filters: fields in keys', () => {
     expectSyntaxError(() => parseQuery('=eq.1'), { key: '', value: '' });
   });
 
-  it.each(['tasks.name=eq.x', 'actors.first_name=like.*Tom*', 'clients.projects.id=eq.1'])(
-    'an embed-prefixed filter (%s) is a 400 saying embedding is unsupported',
-    (raw) => {
-      const e = caught(() => parseQuery(raw));
-      expect(e.status).toBe(400);
-      expect(['INVALID_QUERY', 'UNKNOWN_FIELD']).toContain(e.code);
-      expect(e.message).toContain(raw.split('=')[0]!);
-      expect(e.message).toMatch(/embed/i);
-    },
-  );
+  it.each([
+    ['tasks.name=eq.x', 'tasks', 'name'],
+    ['actors.first_name=like.*Tom*', 'actors', 'first_name'],
+    ['clients.projects.id=eq.1', 'clients.projects', 'id'],
+    ['deal.data->>x=eq.1', 'deal', 'data'],
+  ])('an embed-prefixed filter (%s) lands in that embed', (raw, path, name) => {
+    const query = parseQuery(raw);
+    expect(query.where).toEqual([]);
+    const level = query.embedded.get(path)!;
+    expect(level.where).toHaveLength(1);
+    expect(level.where[0]).toMatchObject({ kind: 'filter', field: { name } });
+  });
 });
 
 // =============================================================================================
@@ -908,18 +914,23 @@ describe('logic trees (or= / and=)', () => {
       expectSyntaxError(() => parseLogicTree('or', '()'), { key: 'or', value: '()', at: 1 });
     });
 
-    it('an embed-prefixed tree (tasks.or=) is an error', () => {
-      const e = caught(() => parseQuery('tasks.or=(a.eq.1,b.eq.2)'));
-      expect(e.code).toBe('INVALID_QUERY');
-      expect(e.status).toBe(400);
-      expect(e.message).toContain('tasks');
+    it("an embed-prefixed tree (tasks.or=) is the embed's", () => {
+      const query = parseQuery('tasks.or=(a.eq.1,b.eq.2)');
+      expect(query.where).toEqual([]);
+      expect(query.embedded.get('tasks')!.where).toEqual([
+        or([filter('a', simple('eq', '1')), filter('b', simple('eq', '2'))]),
+      ]);
     });
 
-    it('an embed-prefixed negated tree (tasks.not.and=) is an error', () => {
-      const e = caught(() => parseQuery('tasks.not.and=(a.eq.1,b.eq.2)'));
-      expect(e.code).toBe('INVALID_QUERY');
-      expect(e.status).toBe(400);
-      expect(e.message).toContain('tasks');
+    it('an embed-prefixed negated tree (tasks.not.and=) is negated in the embed', () => {
+      const query = parseQuery('tasks.not.and=(a.eq.1,b.eq.2)');
+      expect(query.embedded.get('tasks')!.where).toEqual([
+        and([filter('a', simple('eq', '1')), filter('b', simple('eq', '2'))], true),
+      ]);
+    });
+
+    it('an error in an embed-prefixed tree names the parameter as written', () => {
+      expectSyntaxError(() => parseQuery('tasks.or=(a.eq.1'), { key: 'tasks.or', value: '(a.eq.1' });
     });
   });
 });
@@ -1013,8 +1024,8 @@ describe('select', () => {
       expectSyntaxError(() => parseQuery('select=name::'), { key: 'select', value: 'name::', at: 6 });
     });
 
-    it('an unexpected character (name!hint)', () => {
-      expectSyntaxError(() => parseQuery('select=name!hint'), { key: 'select', value: 'name!hint', at: 4 });
+    it('an embed hint without its parentheses (name!hint)', () => {
+      expectSyntaxError(() => parseQuery('select=name!hint'), { key: 'select', value: 'name!hint', at: 9 });
     });
 
     it('junk after * (*!hint)', () => {
@@ -1034,30 +1045,78 @@ describe('select', () => {
     });
   });
 
-  describe('embedding, spread and aggregates are unsupported: a clear 400', () => {
-    it.each([
-      ['*,clients(*)', 'clients'],
-      ['name,client:clients(clientId:id,name)', 'clients'],
-      ['*,clients!inner(*)', 'clients'],
-      ['*,clients!client_fk(name)', 'clients'],
-      ['*,clients()', 'clients'],
-      ['*,...clients(name)', 'clients'],
-      ['id,tasks(id,subtasks(id))', 'tasks'],
-    ])('select=%s', (value, relation) => {
-      const e = caught(() => parseQuery(`select=${value}`));
-      expect(e.status).toBe(400);
-      expect(e.code).toBe('INVALID_QUERY');
-      expect(e.message).toContain('select');
-      expect(e.message).toContain(relation);
-      expect(e.message).toMatch(/embed|spread|relation/i);
+  describe('embedding, spread and aggregates', () => {
+    const embed = (relation: string, select: SelectItem[], extra: Partial<EmbedItem> = {}): SelectItem => ({
+      kind: 'embed',
+      relation,
+      hint: null,
+      join: null,
+      alias: null,
+      spread: false,
+      select,
+      ...extra,
+    });
+    const star: SelectItem = { kind: 'star' };
+
+    it.each<[string, SelectItem[]]>([
+      ['*,clients(*)', [star, embed('clients', [star])]],
+      [
+        'name,client:clients(clientId:id,name)',
+        [col('name'), embed('clients', [col('id', 'clientId'), col('name')], { alias: 'client' })],
+      ],
+      ['*,clients!inner(*)', [star, embed('clients', [star], { join: 'inner' })]],
+      ['*,clients!left(*)', [star, embed('clients', [star], { join: 'left' })]],
+      ['*,clients!client_fk(name)', [star, embed('clients', [col('name')], { hint: 'client_fk' })]],
+      [
+        '*,clients!client_fk!inner(name)',
+        [star, embed('clients', [col('name')], { hint: 'client_fk', join: 'inner' })],
+      ],
+      [
+        '*,clients!inner!client_fk(name)',
+        [star, embed('clients', [col('name')], { hint: 'client_fk', join: 'inner' })],
+      ],
+      ['*,clients()', [star, embed('clients', [])]],
+      ['*,...clients(name)', [star, embed('clients', [col('name')], { spread: true })]],
+      ['*,...clients!inner(name)', [star, embed('clients', [col('name')], { spread: true, join: 'inner' })]],
+      ['id,tasks(id,subtasks(id))', [col('id'), embed('tasks', [col('id'), embed('subtasks', [col('id')])])]],
+      [' id , tasks ( id ) ', [col('id'), embed('tasks', [col('id')])]],
+    ])('select=%s', (value, expected) => {
+      expect(parseQuery(`select=${value}`).select).toEqual(expected);
     });
 
-    it.each(['total:amount.sum()', 'amount.avg()', 'count()', 'id,count()'])('aggregate select=%s', (value) => {
+    it.each<[string, SelectItem[]]>([
+      ['total:amount.sum()', [{ ...col('amount', 'total'), aggregate: { fn: 'sum', cast: null } } as SelectItem]],
+      ['amount.avg()', [{ ...col('amount'), aggregate: { fn: 'avg', cast: null } } as SelectItem]],
+      [
+        'amount::int.max()::text',
+        [{ ...col('amount', null, 'int'), aggregate: { fn: 'max', cast: 'text' } } as SelectItem],
+      ],
+      ['count()', [{ kind: 'count', alias: null, cast: null }]],
+      ['n:count()::text', [{ kind: 'count', alias: 'n', cast: 'text' }]],
+      ['id,count()', [col('id'), { kind: 'count', alias: null, cast: null }]],
+      ['id,tasks(count())', [col('id'), embed('tasks', [{ kind: 'count', alias: null, cast: null }])]],
+    ])('aggregate select=%s', (value, expected) => {
+      expect(parseQuery(`select=${value}`).select).toEqual(expected);
+    });
+
+    it.each([
+      ['amount.total()', 'an aggregate function'],
+      ['amount.sum(', 'an aggregate function'],
+      ['clients(name', '"," or ")"'],
+      ['clients!', 'a join'],
+      ['clients!inner!left(*)', 'one join'],
+      ['...clients', '"(" opening the embedded select'],
+    ])('a malformed embed or aggregate (select=%s) says what was expected', (value, expected) => {
       const e = caught(() => parseQuery(`select=${value}`));
-      expect(e.status).toBe(400);
       expect(e.code).toBe('INVALID_QUERY');
-      expect(e.message).toContain('select');
-      expect(e.message).toMatch(/aggregate/i);
+      expect(e.message).toContain(`select=${value}`);
+      expect(e.message).toContain(expected);
+    });
+
+    it('embeds nest at most 16 deep', () => {
+      const deep = (n: number) => 'a('.repeat(n) + 'id' + ')'.repeat(n);
+      expect(() => parseQuery(`select=${deep(16)}`)).not.toThrow();
+      expect(caught(() => parseQuery(`select=${deep(17)}`)).message).toContain('nest at most 16');
     });
   });
 });
@@ -1145,11 +1204,12 @@ describe('order', () => {
       expectSyntaxError(() => parseQuery('order='), { key: 'order', value: '', at: 0 });
     });
 
-    it('ordering by an embedded relation (clients(name)) is unsupported: 400', () => {
-      const e = caught(() => parseQuery('order=clients(name).desc'));
-      expect(e.code).toBe('INVALID_QUERY');
-      expect(e.status).toBe(400);
-      expect(e.message).toContain('order');
+    it('ordering by a field of an embed: clients(name).desc', () => {
+      expect(parseQuery('order=clients(name).desc,id').order).toEqual([
+        { ...term('name', 'desc'), relation: 'clients' },
+        term('id'),
+      ]);
+      expectSyntaxError(() => parseQuery('order=clients(name.desc'), { key: 'order', value: 'clients(name.desc' });
     });
 
     it('parseOrder reports errors with position and expectation', () => {
@@ -1212,20 +1272,17 @@ describe('limit and offset', () => {
   });
 });
 
-describe('embed-prefixed parameters are unsupported: 400', () => {
-  it.each([
-    'tasks.order=name.asc',
-    'tasks.limit=10',
-    'tasks.offset=5',
-    'clients.projects.limit=1',
-    'tasks.and=(a.eq.1,b.eq.2)',
-    'tasks.not.or=(a.eq.1,b.eq.2)',
-  ])('%s', (raw) => {
-    const e = caught(() => parseQuery(raw));
-    expect(e.code).toBe('INVALID_QUERY');
-    expect(e.status).toBe(400);
-    expect(e.message).toContain(raw.split('=')[0]!);
-    expect(e.message).toMatch(/embed/i);
+describe('embed-prefixed parameters belong to their embed (the planner checks it is embedded)', () => {
+  it('order, limit and offset by path', () => {
+    const query = parseQuery('tasks.order=name.asc&tasks.limit=10&tasks.offset=5&clients.projects.limit=1&limit=2');
+    expect(query.limit).toBe(2);
+    expect(query.embedded.get('tasks')).toEqual({ where: [], order: [term('name', 'asc')], limit: 10, offset: 5 });
+    expect(query.embedded.get('clients.projects')).toEqual({ where: [], order: [], limit: 1, offset: null });
+  });
+
+  it('errors name the parameter as written', () => {
+    expectSyntaxError(() => parseQuery('tasks.limit=ten'), { key: 'tasks.limit', value: 'ten', at: 0 });
+    expectSyntaxError(() => parseQuery('tasks.order=name.up'), { key: 'tasks.order', value: 'name.up' });
   });
 });
 

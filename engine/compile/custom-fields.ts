@@ -19,17 +19,24 @@ const byType = (type: string, then: (t: CustomFieldType) => string, otherwise = 
 const STORED_VALUE = byType('cf."type"', (t) => `to_jsonb(v.${ident(CUSTOM_FIELD_TYPES[t].column)})`);
 
 /**
- * The stored custom-field values of row `t` as one jsonb object, or NULL when it has none.
+ * The stored custom-field values of row `table` as one jsonb object, or NULL when it has none.
  * `keys` are the object's other keys: a custom field never hides or repeats one of them.
  */
-export function storedCustomFields(custom: CustomFields, keys: readonly string[], params: Params): string {
+export function storedCustomFields(
+  custom: CustomFields,
+  keys: readonly string[],
+  params: Params,
+  table = 't',
+  scoped = SCOPED,
+): string {
   const reserved = params.add(arrayLiteral(keys), 'text[]');
   const entity = params.add(custom.entity, 'text');
   return (
     `(SELECT jsonb_object_agg(cf."key", ${STORED_VALUE}) FROM ${ident(custom.table)} v` +
     ` JOIN ${ident(custom.definitions)} cf ON cf."organisation_id" = v."organisation_id"` +
     ` AND cf."id" = v."custom_field_id" AND cf."entity" = ${entity}` +
-    ` WHERE v."organisation_id" = ${SCOPED} AND v.${ident(custom.parentKey)} = t."id" AND cf."key" <> ALL(${reserved}))`
+    ` WHERE v."organisation_id" = ${scoped} AND v.${ident(custom.parentKey)} = ${table}."id"` +
+    ` AND cf."key" <> ALL(${reserved}))`
   );
 }
 

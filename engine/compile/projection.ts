@@ -1,53 +1,56 @@
 /**
- * The objects a response is made of, over rows aliased `t`: the selected columns, and for
- * `*_details` resources the record's custom-field values spliced onto the end of each object,
- * so keys keep the select order and PostgreSQL still builds the whole body.
+ * The objects a response is made of: a SELECT list, and for `*_details` resources the record's
+ * custom-field values spliced onto the end of each object, so keys keep the select order and
+ * PostgreSQL still builds the whole body.
  */
-import type { PlannedColumn } from '../plan/types.ts';
+import type { PlannedColumn, ReadColumn } from '../plan/types.ts';
 import type { Resource } from '../registry.ts';
 import { ident, type Params } from './sql.ts';
 import { target } from './where.ts';
 
 export interface Projection {
-  /** The SELECT list over `t`. */
+  /** The SELECT list. */
   readonly select: string;
-  /** What follows `FROM <table> t` to make that list work. */
+  /** What follows the FROM items to make that list work. */
   readonly join: string;
   /** One object over the projected row aliased `_t`: a record json_agg turns into JSON, or JSON text. */
   readonly row: { readonly kind: 'record' | 'text'; readonly sql: string };
 }
 
 /** Whether the columns are the table's own, in order, untouched: `t.*` then costs PostgreSQL least. */
-const wholeRow = (resource: Resource, columns: readonly PlannedColumn[]) =>
+export const wholeRow = (resource: Resource, columns: readonly ReadColumn[]): boolean =>
   columns.length === resource.fields.length &&
   columns.every(
     (c, i) =>
+      c.kind === 'field' &&
       c.target.field === resource.fields[i] &&
       c.key === c.target.field.name &&
       !c.cast &&
       c.target.jsonPath.length === 0,
   );
 
+/** A field column's value over `table`, cast when asked. */
+export function fieldValue(c: PlannedColumn, params: Params, table: string): string {
+  const expr = target(c.target, params, table);
+  return c.cast ? `CAST(${expr} AS ${c.cast})` : expr;
+}
+
 /**
- * `customFields`: an SQL expression over `t` giving the custom-field jsonb object, or null.
- * `tableRows`: whether `t` holds exactly the table's columns (a write's rows carry one more).
+ * The SELECT list of a write's representation over rows aliased `t`. `tableRows`: whether `t`
+ * holds exactly the table's columns (a write's rows carry one more).
  */
-export function projection(
+export function fieldList(
   resource: Resource,
   columns: readonly PlannedColumn[],
-  customFields: string | null,
   params: Params,
-  tableRows = true,
-): Projection {
-  const list =
-    tableRows && wholeRow(resource, columns)
-      ? 't.*'
-      : columns
-          .map((c) => {
-            const expr = target(c.target, params);
-            return `${c.cast ? `CAST(${expr} AS ${c.cast})` : expr} AS ${ident(c.key)}`;
-          })
-          .join(', ');
+  tableRows: boolean,
+): string {
+  if (tableRows && wholeRow(resource, columns)) return 't.*';
+  return columns.map((c) => `${fieldValue(c, params, 't')} AS ${ident(c.key)}`).join(', ');
+}
+
+/** `list` as a projection; `customFields` is an SQL expression giving the custom-field jsonb object, or null. */
+export function projection(list: string, customFields: string | null): Projection {
   if (customFields === null) return { select: list, join: '', row: { kind: 'record', sql: '_t' } };
   // The row's JSON text with the custom-field object's members spliced in before its closing
   // brace: both are PostgreSQL's own JSON, so the result is JSON without being parsed again.
@@ -62,6 +65,10 @@ export function projection(
     },
   };
 }
+
+/** One object as a json value, for an embed: the record, or the spliced text parsed. */
+export const rowJson = (row: Projection['row']): string =>
+  row.kind === 'record' ? `to_json(${row.sql})` : `(${row.sql})::json`;
 
 /** The response body: an array of objects, one object (singular), or nothing. */
 export function jsonBody(row: Projection['row'], format: 'json' | 'object' | 'none'): string {

@@ -6,59 +6,40 @@
  *   SELECT (SELECT count(*) FROM scope)::int AS authorized, <organisation> AS organisation_id,
  *          count(*)::int AS page_total, <total> AS total, <body> AS body,
  *          num_nonnulls(<each filter value converted>) AS converted
- *   FROM (SELECT <columns> FROM "table" t WHERE t.organisation_id = <scope> AND ...
- *         ORDER BY ... LIMIT $n OFFSET $m) _t
+ *   FROM (<the resource's level: level.ts>) _t
  */
-import type { ReadPlan } from '../plan/types.ts';
-import { storedCustomFields } from './custom-fields.ts';
-import { jsonBody, projection } from './projection.ts';
+import type { PlannedCondition, ReadPlan } from '../plan/types.ts';
+import { ReadCompiler } from './level.ts';
+import { jsonBody } from './projection.ts';
 import { SCOPED, type Scope, scopeCte } from './scope.ts';
 import { type CompiledStatement, ident, Params } from './sql.ts';
-import { condition, orderBy } from './where.ts';
+import { condition } from './where.ts';
 
-/** The organisation's rows that pass the filters: ` WHERE ...` over `t`. */
-export function where(conditions: ReadPlan['where'], params: Params, scoped = SCOPED): string {
-  return ` WHERE ${[`t."organisation_id" = ${scoped}`, ...conditions.map((c) => condition(c, params))].join(' AND ')}`;
+/** A write's rows in the organisation that pass its filters: ` WHERE ...` over `t`. */
+export function where(conditions: readonly PlannedCondition[], params: Params, scoped = SCOPED): string {
+  const ctx = { params, table: 't', scoped };
+  return ` WHERE ${[`t."organisation_id" = ${scoped}`, ...conditions.map((c) => condition(c, ctx))].join(' AND ')}`;
 }
 
 export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
   const params = new Params();
   const cte = scopeCte(scope, params);
-  const from = ` FROM ${ident(plan.resource.table)} t`;
-  const filter = where(plan.where, params);
-  const p = projection(
-    plan.resource,
-    plan.columns,
-    plan.customFields
-      ? storedCustomFields(
-          plan.resource.customFields!,
-          plan.columns.map((c) => c.key),
-          params,
-        )
-      : null,
-    params,
-  );
-  let page = `SELECT ${p.select}${from}${p.join}${filter}`;
-  page += orderBy(plan.order, params);
-  page += ` LIMIT ${params.add(String(plan.limit), 'int8')}`;
-  if (plan.offset > 0) page += ` OFFSET ${params.add(String(plan.offset), 'int8')}`;
+  const compiler = new ReadCompiler(params, SCOPED);
+  const rows = compiler.level(plan, 't', null);
 
   // exact: every matching row counted. estimated: counted up to MAX_ROWS + 1, past which the
   // engine asks the planner (compileCountEstimate). planned: the planner alone.
   let total = 'NULL::int8';
-  if (plan.count === 'exact') total = `(SELECT count(*)${from}${filter})::int8`;
-  if (plan.count === 'estimated') {
-    const upTo = params.add(String(plan.limitOfCount), 'int8');
-    total = `(SELECT count(*) FROM (SELECT 1${from}${filter} LIMIT ${upTo}) c)::int8`;
-  }
-  const body = jsonBody(p.row, plan.head ? 'none' : plan.format);
+  if (plan.count === 'exact') total = compiler.count(plan);
+  if (plan.count === 'estimated') total = compiler.count(plan, params.add(String(plan.limitOfCount), 'int8'));
+  const body = jsonBody(rows.row, plan.head ? 'none' : plan.format);
   // The organisation the scope resolved to, which an estimate is asked for (compileCountEstimate).
   const organisation = plan.count === 'planned' || plan.count === 'estimated' ? `${SCOPED}::text` : 'NULL::text';
 
   const text =
     `${cte} SELECT (SELECT count(*) FROM scope)::int4 AS authorized, ${organisation} AS organisation_id,` +
     ` count(*)::int4 AS page_total, ${total}::text AS total, ${body} AS body,` +
-    ` ${params.evaluations()} AS converted FROM (${page}) _t`;
+    ` ${params.evaluations()} AS converted FROM (${rows.sql}) _t`;
   return { text, params: params.values };
 }
 
@@ -70,9 +51,9 @@ export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
  */
 export function compileCountEstimate(plan: ReadPlan, organisationId: string): CompiledStatement {
   const params = new Params();
-  const filter = where(plan.where, params, params.add(organisationId, 'uuid'));
+  const compiler = new ReadCompiler(params, params.add(organisationId, 'uuid'));
   return {
-    text: `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${ident(plan.resource.table)} t${filter}`,
+    text: `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${ident(plan.resource.table)} t${compiler.where(plan, 't')}`,
     params: params.values,
   };
 }

@@ -1,6 +1,7 @@
-/** Conditions, targets and ORDER BY terms to SQL, over a table aliased `t`. */
+/** Conditions, targets and ORDER BY terms to SQL, over a table aliased `t` (or the level's alias). */
 import type { Operator } from '../operators.ts';
-import type { PlannedCondition, PlannedOperation, PlannedOrder, Target } from '../plan/types.ts';
+import type { PlannedCondition, PlannedEmbed, PlannedOperation, PlannedOrder, Target } from '../plan/types.ts';
+import { related } from './relation.ts';
 import { ident, type Params, SQL_TYPE } from './sql.ts';
 
 /**
@@ -71,22 +72,49 @@ function operation(left: string, t: Target, op: PlannedOperation, params: Params
   }
 }
 
-export function condition(c: PlannedCondition, params: Params): string {
-  if (c.kind === 'filter') {
-    const sql = operation(target(c.target, params), c.target, c.operation, params);
-    return c.negated ? `NOT (${sql})` : sql;
+/** Where a level's conditions and order are compiled: its table's alias, and how an embed is tested. */
+export interface LevelContext {
+  readonly params: Params;
+  readonly table: string;
+  /** The organisation, as SQL: the scope, or a parameter when planning an estimate. */
+  readonly scoped: string;
+  /** `EXISTS (...)` over an embed's matching rows; only reads have embeds. */
+  readonly exists?: (embed: PlannedEmbed) => string;
+}
+
+export function condition(c: PlannedCondition, ctx: LevelContext): string {
+  switch (c.kind) {
+    case 'filter': {
+      const sql = operation(target(c.target, ctx.params, ctx.table), c.target, c.operation, ctx.params);
+      return c.negated ? `NOT (${sql})` : sql;
+    }
+    case 'embedded': {
+      if (!ctx.exists) throw new Error('an embed check outside a read');
+      const exists = ctx.exists(c.embed);
+      return c.present ? exists : `NOT ${exists}`;
+    }
+    case 'logic': {
+      const sql = `(${c.children.map((child) => condition(child, ctx)).join(` ${c.op.toUpperCase()} `)})`;
+      return c.negated ? `NOT ${sql}` : sql;
+    }
   }
-  const sql = `(${c.children.map((child) => condition(child, params)).join(` ${c.op.toUpperCase()} `)})`;
-  return c.negated ? `NOT ${sql}` : sql;
 }
 
 const DIRECTION_SQL = { asc: 'ASC', desc: 'DESC' } as const;
 const NULLS_SQL = { first: 'NULLS FIRST', last: 'NULLS LAST' } as const;
 
-export function orderBy(terms: readonly PlannedOrder[], params: Params): string {
+/** The value an order term sorts by: a field of the level, or of its related row (`contact(display_name)`). */
+function orderValue(o: PlannedOrder, ctx: LevelContext): string {
+  if (o.relation === null) return target(o.target, ctx.params, ctx.table);
+  const alias = `${ctx.table}_o`;
+  const from = `${ident(o.relation.target.table)} ${alias} WHERE ${related(o.relation, alias, ctx.table, ctx.scoped)}`;
+  return `(SELECT ${target(o.target, ctx.params, alias)} FROM ${from})`;
+}
+
+export function orderBy(terms: readonly PlannedOrder[], ctx: LevelContext): string {
   if (terms.length === 0) return '';
   const parts = terms.map((o) =>
-    [target(o.target, params), o.direction && DIRECTION_SQL[o.direction], o.nulls && NULLS_SQL[o.nulls]]
+    [orderValue(o, ctx), o.direction && DIRECTION_SQL[o.direction], o.nulls && NULLS_SQL[o.nulls]]
       .filter(Boolean)
       .join(' '),
   );

@@ -16,7 +16,7 @@ import { CUSTOM_FIELD_TYPES } from '../custom-fields.ts';
 import type { DeletePlan, InsertPlan, UpdatePlan, WritePlan } from '../plan/types.ts';
 import { arrayLiteral } from '../plan/values.ts';
 import { customValueFits, storedCustomFields, upsertCustomValues } from './custom-fields.ts';
-import { jsonBody, projection } from './projection.ts';
+import { fieldList, jsonBody, projection } from './projection.ts';
 import { where } from './read.ts';
 import { type Scope, scopeCte } from './scope.ts';
 import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
@@ -151,7 +151,7 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   }
   let body = 'NULL::text';
   if (represented) {
-    const p = projection(plan.resource, plan.columns, customFields, params, false);
+    const p = projection(fieldList(plan.resource, plan.columns, params, false), customFields);
     body = `(SELECT ${jsonBody(p.row, plan.format)} FROM (SELECT ${p.select} FROM written t${p.join}) _t)`;
   }
 

@@ -176,11 +176,11 @@ function parseTreeItems(s: Scanner, depth = 1): Condition[] {
   return items;
 }
 
-/** An `and=`/`or=`/`not.and=`/`not.or=` parameter. */
-export function parseLogicTree(key: string, value: string): LogicNode {
+/** An `and=`/`or=`/`not.and=`/`not.or=` parameter; `shown` is it as written (`deal.or` in an embed). */
+export function parseLogicTree(key: string, value: string, shown = key): LogicNode {
   const negated = key.startsWith('not.');
   const op = (negated ? key.slice(4) : key) as 'and' | 'or';
-  const s = new Scanner(value, 'logic tree', `${key}=${value}`, key.length + 1);
+  const s = new Scanner(value, 'logic tree', `${shown}=${value}`, shown.length + 1);
   const children = parseTreeItems(s);
   s.expectEnd('the end of the logic tree');
   return { kind: 'logic', op, negated, children };

@@ -4,7 +4,7 @@
  * Decoding follows HTML forms (`+` is a space), as postgrest-js encodes with URLSearchParams.
  */
 import { ApiError } from '../errors.ts';
-import type { Condition, QueryParams } from '../request.ts';
+import type { Condition, OrderTerm, QueryParams } from '../request.ts';
 import { parseFieldRef, parseName } from './field.ts';
 import { parseFilterValue, parseLogicTree } from './filter.ts';
 import { Scanner } from './scanner.ts';
@@ -31,8 +31,10 @@ function splitQuery(raw: string): Array<[string, string]> {
   return pairs;
 }
 
-function parseCount(name: 'limit' | 'offset', value: string): number {
-  const s = new Scanner(value, name, `${name}=${value}`, name.length + 1);
+/** `limit=` or `offset=` (`name` is the parameter as written, `deal.limit` for an embed). */
+function parseCount(name: string, value: string): number {
+  const what = name.endsWith('limit') ? 'limit' : 'offset';
+  const s = new Scanner(value, what, `${name}=${value}`, name.length + 1);
   s.skipSpaces();
   const digits = s.takeWhile((c) => c >= '0' && c <= '9');
   s.skipSpaces();
@@ -56,29 +58,43 @@ function parseNameList(parameter: 'columns' | 'on_conflict', value: string): str
   return [...names];
 }
 
-/** A filter key: a field name (quoted or not) with an optional JSON path, and nothing else. */
+/** A filter key: `[embed.]*field[->path]`; the embeds' path and the field. */
 function parseFilterKey(key: string) {
   const s = new Scanner(key, 'filter', key);
-  const field = parseFieldRef(s);
-  if (s.startsWith('::')) throw s.error('"=" after the field (casts are not allowed in filters)');
-  if (!s.done) {
-    throw new ApiError('UNKNOWN_FIELD', `"${key}" is not a field; filtering on embedded resources is not supported`, {
-      context: { parameter: key },
-    });
+  const path: string[] = [];
+  let field = parseFieldRef(s);
+  // A "." after a plain name steps into an embed: `deal.value`, `deal.contact.city`.
+  while (field.jsonPath.length === 0 && s.eat('.')) {
+    path.push(field.name);
+    field = parseFieldRef(s);
   }
-  return field;
+  if (s.startsWith('::')) throw s.error('"=" after the field (casts are not allowed in filters)');
+  s.expectEnd('"=" after the field');
+  return { path, field };
 }
 
 const SPECIAL_TAIL = /^(?:(.*)\.)?(order|limit|offset|and|or)$/;
 
+interface MutableLevel {
+  where: Condition[];
+  order: OrderTerm[];
+  limit: number | null;
+  offset: number | null;
+}
+
 export function parseQuery(raw: string): QueryParams {
   let select: QueryParams['select'] = null;
-  let order: QueryParams['order'] = [];
-  let limit: number | null = null;
-  let offset: number | null = null;
   let columns: QueryParams['columns'] = null;
   let onConflict: QueryParams['onConflict'] = null;
-  const where: Condition[] = [];
+  const root: MutableLevel = { where: [], order: [], limit: null, offset: null };
+  const embedded = new Map<string, MutableLevel>();
+  const level = (path: readonly string[]): MutableLevel => {
+    if (path.length === 0) return root;
+    const key = path.join('.');
+    const found = embedded.get(key) ?? { where: [], order: [], limit: null, offset: null };
+    embedded.set(key, found);
+    return found;
+  };
 
   for (const [key, value] of splitQuery(raw)) {
     if (key === 'select') {
@@ -95,26 +111,22 @@ export function parseQuery(raw: string): QueryParams {
     }
     const special = SPECIAL_TAIL.exec(key);
     if (special) {
-      const [, prefix, word] = special;
+      const [, prefix = '', word] = special;
       const logic = word === 'and' || word === 'or';
-      if (prefix !== undefined && !(logic && prefix === 'not')) {
-        throw new ApiError(
-          'INVALID_QUERY',
-          `"${key}" addresses an embedded resource "${prefix}"; embedding is not supported`,
-          {
-            context: { parameter: key },
-          },
-        );
-      }
-      if (logic) where.push(parseLogicTree(key, value));
-      else if (word === 'order') order = parseOrder(value);
-      else if (word === 'limit') limit = parseCount('limit', value);
-      else offset = parseCount('offset', value);
+      // `not.or`, `deal.not.and`: a negated tree, at the top level or in an embed.
+      const negated = logic && (prefix === 'not' || prefix.endsWith('.not'));
+      const pathText = negated ? prefix.slice(0, -'not'.length).replace(/\.$/, '') : prefix;
+      const target = level(pathText === '' ? [] : pathText.split('.'));
+      const local = `${negated ? 'not.' : ''}${word}`;
+      if (logic) target.where.push(parseLogicTree(local, value, key));
+      else if (word === 'order') target.order = parseOrder(value, key);
+      else if (word === 'limit') target.limit = parseCount(key, value);
+      else target.offset = parseCount(key, value);
       continue;
     }
-    const field = parseFilterKey(key);
+    const { path, field } = parseFilterKey(key);
     const { negated, operation } = parseFilterValue(key, value);
-    where.push({ kind: 'filter', field, negated, operation });
+    level(path).where.push({ kind: 'filter', field, negated, operation });
   }
-  return { select, where, order, limit, offset, columns, onConflict };
+  return { select, ...root, embedded, columns, onConflict };
 }

@@ -1,5 +1,10 @@
-/** `select=*,id,alias:field,field::cast,data->key` and `order=field.desc.nullslast,...`. */
-import type { OrderTerm, SelectItem } from '../request.ts';
+/**
+ * `select` and `order`, in PostgREST's grammar:
+ *   select: `*`, `alias:field->path::cast`, `field.sum()::cast`, `count()`, embeds
+ *           `alias:relation!hint!inner(...)` and spreads `...relation(...)`, nesting freely;
+ *   order:  `field->path.desc.nullslast` and `relation(field).asc` for a to-one embed.
+ */
+import { AGGREGATES, type AggregateFunction, type OrderTerm, type SelectItem } from '../request.ts';
 import { parseFieldRef, parseName } from './field.ts';
 import { Scanner } from './scanner.ts';
 
@@ -9,42 +14,108 @@ function aliasAhead(s: Scanner): boolean {
   return match !== null;
 }
 
-const EMBEDDING = 'embedding other resources is not supported';
-const AGGREGATES = 'aggregate functions are not supported';
+const isAggregate = (name: string): name is AggregateFunction => (AGGREGATES as readonly string[]).includes(name);
 
-function parseSelectItem(s: Scanner): SelectItem {
+function parseCast(s: Scanner): string | null {
+  return s.eat('::') ? parseName(s, 'a type to cast to') : null;
+}
+
+/** `!inner`, `!left` and one `!hint` (a foreign key or its field), in any order. */
+function parseEmbedOptions(s: Scanner) {
+  let hint: string | null = null;
+  let join: 'inner' | 'left' | null = null;
+  while (s.eat('!')) {
+    const word = parseName(s, 'a join ("inner", "left") or a foreign key after "!"');
+    if ((word === 'inner' || word === 'left') && join === null) join = word;
+    else if (hint === null && word !== 'inner' && word !== 'left') hint = word;
+    else throw s.error('"(": an embed takes one join and one foreign key at most');
+  }
+  return { hint, join };
+}
+
+/** `(items)` after an embed's name; `()` selects nothing. */
+function parseEmbedSelect(s: Scanner, depth: number): SelectItem[] {
+  s.expect('(', '"(" opening the embedded select');
   s.skipSpaces();
-  if (s.eat('*')) return { kind: 'star' };
-  if (s.startsWith('...')) throw s.error(`a field name (${EMBEDDING}, spread included)`);
-  if (/^count\(\s*\)/.test(s.input.slice(s.pos))) throw s.error(`a field name (${AGGREGATES})`);
+  if (s.eat(')')) return [];
+  const items = parseItems(s, depth + 1);
+  s.expect(')', '"," or ")"');
+  return items;
+}
+
+/** Deeper embeds are refused: no schema needs them and they would exhaust the stack. */
+const MAX_EMBED_DEPTH = 16;
+
+function parseSelectItem(s: Scanner, depth: number): SelectItem {
+  s.skipSpaces();
+  if (s.eat('*')) {
+    s.skipSpaces();
+    return { kind: 'star' };
+  }
+  if (depth > MAX_EMBED_DEPTH) throw s.error(`a field (embeds nest at most ${MAX_EMBED_DEPTH} deep)`);
+  if (s.eat('...')) {
+    const relation = parseName(s, 'a relation to spread');
+    const { hint, join } = parseEmbedOptions(s);
+    const select = parseEmbedSelect(s, depth);
+    s.skipSpaces();
+    return { kind: 'embed', relation, hint, join, alias: null, spread: true, select };
+  }
   let alias: string | null = null;
   if (aliasAhead(s)) {
     alias = parseName(s, 'an alias');
     s.expect(':');
   }
+  if (s.eat('count()')) {
+    const cast = parseCast(s);
+    s.skipSpaces();
+    return { kind: 'count', alias, cast };
+  }
   const field = parseFieldRef(s);
-  if (s.peek() === '(' || s.peek() === '!') throw s.error(`"," or "::" (${EMBEDDING})`);
-  let cast: string | null = null;
-  if (s.eat('::')) cast = parseName(s, 'a type to cast to');
-  if (s.peek() === '.') throw s.error(`"," or "::" (${AGGREGATES})`);
+  if (field.jsonPath.length === 0 && (s.peek() === '(' || s.peek() === '!')) {
+    const { hint, join } = parseEmbedOptions(s);
+    const select = parseEmbedSelect(s, depth);
+    s.skipSpaces();
+    return { kind: 'embed', relation: field.name, hint, join, alias, spread: false, select };
+  }
+  const cast = parseCast(s);
+  let aggregate: Extract<SelectItem, { kind: 'field' }>['aggregate'] = null;
+  if (s.eat('.')) {
+    const at = s.pos;
+    const fn = s.takeWhile((c) => /[a-z]/.test(c));
+    if (!isAggregate(fn) || !s.eat('()')) {
+      s.pos = at;
+      throw s.error(`an aggregate function (${AGGREGATES.map((a) => `${a}()`).join(', ')})`);
+    }
+    aggregate = { fn, cast: parseCast(s) };
+  }
   s.skipSpaces();
-  return { kind: 'field', field, alias, cast };
+  return { kind: 'field', field, alias, cast, aggregate };
+}
+
+function parseItems(s: Scanner, depth: number): SelectItem[] {
+  const items: SelectItem[] = [];
+  do items.push(parseSelectItem(s, depth));
+  while (s.eat(','));
+  return items;
 }
 
 export function parseSelect(value: string): SelectItem[] {
   if (value.trim() === '') return [{ kind: 'star' }];
   const s = new Scanner(value, 'select', `select=${value}`, 'select='.length);
-  const items: SelectItem[] = [];
-  do items.push(parseSelectItem(s));
-  while (s.eat(','));
+  const items = parseItems(s, 0);
   s.expectEnd('"," or the end of select');
   return items;
 }
 
 function parseOrderTerm(s: Scanner): OrderTerm {
   s.skipSpaces();
-  const field = parseFieldRef(s);
-  if (s.peek() === '(') throw s.error('"." or "," (ordering by an embedded resource is not supported)');
+  let relation: string | null = null;
+  let field = parseFieldRef(s);
+  if (field.jsonPath.length === 0 && s.eat('(')) {
+    relation = field.name;
+    field = parseFieldRef(s);
+    s.expect(')', '")" closing the embedded field');
+  }
   let direction: OrderTerm['direction'] = null;
   let nulls: OrderTerm['nulls'] = null;
   if (s.eat('.asc')) direction = 'asc';
@@ -54,11 +125,12 @@ function parseOrderTerm(s: Scanner): OrderTerm {
   s.skipSpaces();
   if (!s.done && s.peek() !== ',')
     throw s.error('".asc", ".desc", ".nullsfirst", ".nullslast", "," or the end of order');
-  return { field, direction, nulls };
+  return { relation, field, direction, nulls };
 }
 
-export function parseOrder(value: string): OrderTerm[] {
-  const s = new Scanner(value, 'order', `order=${value}`, 'order='.length);
+/** `order=` (`name` is the parameter as written, `deal.order` for an embed). */
+export function parseOrder(value: string, name = 'order'): OrderTerm[] {
+  const s = new Scanner(value, 'order', `${name}=${value}`, name.length + 1);
   const terms: OrderTerm[] = [];
   do terms.push(parseOrderTerm(s));
   while (s.eat(','));

@@ -7,37 +7,32 @@ import { ApiError } from '../errors.ts';
 import { IS_VALUES, MAX_PATTERN_LENGTH, OPERATORS, OPERATORS_BY_KIND, SCALAR_KINDS } from '../operators.ts';
 import { showField } from '../parse/field.ts';
 import type { Field, FieldKind, Resource } from '../registry.ts';
-import type { ApiRequest, Condition, FieldRef, Operation, OrderTerm, SelectItem } from '../request.ts';
-import type { PlannedColumn, PlannedCondition, PlannedOperation, PlannedOrder, ReadPlan, Target } from './types.ts';
+import type {
+  ApiRequest,
+  Condition,
+  EmbedItem,
+  FieldRef,
+  LevelParams,
+  Operation,
+  OrderTerm,
+  SelectItem,
+} from '../request.ts';
+import { checkAggregate, planCast } from './casts.ts';
+import { findRelation, notEmbedded } from './relations.ts';
+import type {
+  AggregateColumn,
+  PlannedColumn,
+  PlannedCondition,
+  PlannedEmbed,
+  PlannedOperation,
+  PlannedOrder,
+  ReadColumn,
+  ReadLevel,
+  ReadPlan,
+  SpreadColumn,
+  Target,
+} from './types.ts';
 import { arrayLiteral, checkValue } from './values.ts';
-
-/** Casts `select` may ask for, by the names callers write, to the name we emit. */
-const SAFE_CASTS: Record<string, string> = {
-  text: 'text',
-  varchar: 'text',
-  uuid: 'uuid',
-  int: 'int4',
-  int4: 'int4',
-  integer: 'int4',
-  int8: 'int8',
-  bigint: 'int8',
-  numeric: 'numeric',
-  decimal: 'numeric',
-  float8: 'float8',
-  'double precision': 'float8',
-  real: 'float4',
-  float4: 'float4',
-  bool: 'boolean',
-  boolean: 'boolean',
-  date: 'date',
-  timestamptz: 'timestamptz',
-  timestamp: 'timestamp',
-  json: 'json',
-  jsonb: 'jsonb',
-};
-
-/** The cast names `select` accepts, for documentation. */
-export const SELECT_CASTS: readonly string[] = Object.keys(SAFE_CASTS);
 
 /** The resource's field of that name; 400 UNKNOWN_FIELD listing its fields when it has none. */
 export function knownField(resource: Resource, name: string): Field {
@@ -142,78 +137,284 @@ function planOperation(target: Target, operation: Operation): PlannedOperation {
   }
 }
 
-export function planCondition(resource: Resource, condition: Condition): PlannedCondition {
+/** An embed null check (`contact=is.null`, `contact=not.is.null`); anything else on an embed is a 400. */
+function planEmbedCheck(embed: PlannedEmbed, negated: boolean, operation: Operation): PlannedCondition {
+  if (operation.kind !== 'is' || (operation.value !== 'null' && operation.value !== 'not_null')) {
+    throw new ApiError(
+      'INVALID_QUERY',
+      `"${embed.name}" is an embedded resource: it can only be filtered with is.null`,
+      {
+        hint: `Use ${embed.name}=is.null (no match) or ${embed.name}=not.is.null (a match), or filter its fields with ${embed.name}.<field>=...`,
+        context: { embed: embed.name },
+      },
+    );
+  }
+  return { kind: 'embedded', embed, present: (operation.value === 'not_null') !== negated };
+}
+
+/** A filter or logic tree checked against the resource; `embeds` are the level's, for null checks. */
+export function planCondition(
+  resource: Resource,
+  condition: Condition,
+  embeds: readonly PlannedEmbed[] = [],
+): PlannedCondition {
   if (condition.kind === 'logic') {
     return {
       kind: 'logic',
       op: condition.op,
       negated: condition.negated,
-      children: condition.children.map((c) => planCondition(resource, c)),
+      children: condition.children.map((c) => planCondition(resource, c, embeds)),
     };
   }
-  const target = resolve(resource, condition.field, 'filter');
-  return { kind: 'filter', target, negated: condition.negated, operation: planOperation(target, condition.operation) };
+  const { field, negated, operation } = condition;
+  const embed = field.jsonPath.length === 0 && !resource.field(field.name) && embeds.find((e) => e.name === field.name);
+  if (embed) return planEmbedCheck(embed, negated, operation);
+  if (!resource.field(field.name) && resource.relations.some((r) => r.name === field.name)) {
+    throw new ApiError('NOT_EMBEDDED', `"${field.name}" is not an embedded resource in this request`, {
+      hint: `Embed it in select (${field.name}(...) or ${field.name}!inner()) to filter on whether it has a match.`,
+      context: { embed: field.name },
+    });
+  }
+  const target = resolve(resource, field, 'filter');
+  return { kind: 'filter', target, negated, operation: planOperation(target, operation) };
 }
 
 /** Output keys become quoted identifiers: printable name characters only, and no longer than PostgreSQL keeps. */
 const SAFE_KEY = /^[\p{L}\p{N}_$ -]+$/u;
 
-/** The key a selected column gets: its alias, else the last key of its JSON path, else its name. */
-function columnKey(item: Extract<SelectItem, { kind: 'field' }>): string {
-  const named = [...item.field.jsonPath].reverse().find((step) => typeof step.key === 'string');
-  const key = item.alias ?? (named ? String(named.key) : item.field.name);
+function checkKey(key: string, context: Record<string, unknown>): string {
   if (!SAFE_KEY.test(key) || Buffer.byteLength(key) > 63) {
     throw new ApiError(
       'INVALID_QUERY',
       `"${key}" cannot be a key of the response: ` +
         'use an alias of letters, digits, "_", "$", "-" or spaces, at most 63 bytes',
-      {
-        context: { field: item.field.name, key },
-      },
+      { context: { ...context, key } },
     );
   }
   return key;
 }
 
+type FieldItem = Extract<SelectItem, { kind: 'field' }>;
+
+/** The key a selected field gets: its alias, else the last key of its JSON path, else its name. */
+function columnKey(item: FieldItem): string {
+  const named = [...item.field.jsonPath].reverse().find((step) => typeof step.key === 'string');
+  return checkKey(item.alias ?? (named ? String(named.key) : item.field.name), { field: item.field.name });
+}
+
+const wholeField = (field: Field): PlannedColumn => ({
+  kind: 'field',
+  target: { field, jsonPath: [], kind: field.kind },
+  cast: null,
+  key: field.name,
+});
+
+function planField(resource: Resource, item: FieldItem): PlannedColumn {
+  const target = resolve(resource, item.field, 'select');
+  const cast = item.cast === null ? null : planCast(item.cast, showField(item.field)).type;
+  return { kind: 'field', target, cast, key: columnKey(item) };
+}
+
+/** A write's representation (`select` on POST/PATCH/DELETE): the resource's own fields. */
 export function planColumns(
   resource: Resource,
   select: readonly SelectItem[] | null,
 ): { columns: PlannedColumn[]; star: boolean } {
-  const items = select ?? [{ kind: 'star' } as const];
   const columns: PlannedColumn[] = [];
   let star = false;
-  const whole = (field: Field): PlannedColumn => ({
-    target: { field, jsonPath: [], kind: field.kind },
-    cast: null,
-    key: field.name,
-  });
-  for (const item of items) {
+  for (const item of select ?? [{ kind: 'star' } as const]) {
     if (item.kind === 'star') {
       star = true;
-      columns.push(...resource.fields.map(whole));
-      continue;
+      columns.push(...resource.fields.map(wholeField));
+    } else if (item.kind === 'field' && item.aggregate === null) {
+      columns.push(planField(resource, item));
+    } else {
+      throw new ApiError('INVALID_QUERY', 'a write returns its own rows: select may not embed or aggregate here', {
+        hint: 'Select fields of the written resource, then GET the written rows to embed or aggregate them.',
+        context: { resource: resource.name },
+      });
     }
-    let cast: string | null = null;
-    if (item.cast !== null) {
-      cast = Object.hasOwn(SAFE_CASTS, item.cast.toLowerCase()) ? SAFE_CASTS[item.cast.toLowerCase()]! : null;
-      if (!cast) {
-        throw new ApiError('INVALID_QUERY', `cannot cast ${showField(item.field)} to "${item.cast}"`, {
-          hint: `Casts allowed in select: ${Object.keys(SAFE_CASTS).join(', ')}.`,
-          context: { field: item.field.name, cast: item.cast },
-        });
-      }
-    }
-    columns.push({ target: resolve(resource, item.field, 'select'), cast, key: columnKey(item) });
   }
   return { columns, star };
 }
 
+/** `count()`, `field.fn()`, or a bare `count` where the resource has no such field (PostgREST's `rel(count)`). */
+function planAggregate(resource: Resource, item: SelectItem): AggregateColumn | null {
+  if (item.kind === 'count') {
+    const resultCast = item.cast === null ? null : planCast(item.cast, 'count()').type;
+    return {
+      kind: 'aggregate',
+      fn: 'count',
+      target: null,
+      cast: null,
+      resultCast,
+      key: checkKey(item.alias ?? 'count', {}),
+    };
+  }
+  if (item.kind !== 'field') return null;
+  const { field, aggregate } = item;
+  if (aggregate === null) {
+    const bareCount = field.name === 'count' && field.jsonPath.length === 0 && !resource.field('count');
+    return bareCount ? planAggregate(resource, { kind: 'count', alias: item.alias, cast: item.cast }) : null;
+  }
+  const target = resolve(resource, field, 'select');
+  const shown = showField(field);
+  const cast = item.cast === null ? null : planCast(item.cast, shown);
+  checkAggregate(aggregate.fn, cast?.kind ?? target.kind, shown);
+  const resultCast = aggregate.cast === null ? null : planCast(aggregate.cast, `${shown}.${aggregate.fn}()`).type;
+  const key = checkKey(item.alias ?? aggregate.fn, { field: field.name });
+  return { kind: 'aggregate', fn: aggregate.fn, target, cast: cast?.type ?? null, resultCast, key };
+}
+
+/** What a read's levels share while planning: the embedded parameters, and which were used. */
+interface Planning {
+  readonly embedded: ReadonlyMap<string, LevelParams>;
+  readonly used: Set<string>;
+}
+
+const NO_PARAMS: LevelParams = { where: [], order: [], limit: null, offset: null };
+
+function planEmbed(parent: Resource, item: EmbedItem, path: readonly string[], planning: Planning): PlannedEmbed {
+  const relation = findRelation(parent, item.relation, item.hint);
+  const name = item.alias ?? item.relation;
+  const here = [...path, name].join('.');
+  const params = planning.embedded.get(here) ?? NO_PARAMS;
+  if (planning.embedded.has(here)) planning.used.add(here);
+  const level = planLevel(relation.target, item.select, params, [...path, name], planning);
+  if (item.spread && level.customFields) {
+    throw new ApiError('INVALID_QUERY', `the custom-field properties of ${relation.target.name} cannot be spread`, {
+      hint: `Embed it instead (${name}(*)), or spread named fields (...${item.relation}(id,name)).`,
+      context: { embed: here },
+    });
+  }
+  const show = item.select.length === 0 ? 'none' : item.spread ? 'spread' : 'object';
+  return { relation, name, inner: item.join === 'inner', show, level };
+}
+
+/**
+ * 400 unless a level's aggregates can be computed: the resource allows them, everything else
+ * shown can group the rows, and the order names only grouping fields.
+ */
+function checkGrouping(
+  resource: Resource,
+  embeds: readonly PlannedEmbed[],
+  customFields: boolean,
+  columns: readonly ReadColumn[],
+  order: readonly PlannedOrder[],
+): void {
+  const refuse = (message: string, hint: string) => {
+    throw new ApiError('INVALID_AGGREGATE', message, { hint, context: { resource: resource.name } });
+  };
+  if (!resource.aggregates)
+    refuse(`${resource.name} does not offer aggregates`, 'Select its fields without aggregate functions.');
+  if (customFields)
+    refuse(`${resource.name}'s custom-field properties cannot be grouped`, 'Name the fields to group by instead of *.');
+  const ungroupable = embeds.find(
+    (e) => e.show === 'object' || (e.show === 'spread' && e.relation.cardinality === 'many'),
+  );
+  if (ungroupable) {
+    refuse(
+      `"${ungroupable.name}" cannot be selected beside an aggregate: only the fields of a level and of its to-one spreads group rows`,
+      `Spread a to-one relation (...${ungroupable.name}(field)) to group by its fields, or aggregate inside the embed (${ungroupable.name}(count())).`,
+    );
+  }
+  const sameTarget = (a: Target, b: Target) =>
+    a.field === b.field &&
+    a.jsonPath.length === b.jsonPath.length &&
+    a.jsonPath.every((step, i) => step.arrow === b.jsonPath[i]!.arrow && step.key === b.jsonPath[i]!.key);
+  const grouping = (o: PlannedOrder) =>
+    o.relation === null && columns.some((c) => c.kind === 'field' && sameTarget(c.target, o.target));
+  const stray = order.find((o) => !grouping(o));
+  if (stray) {
+    refuse(
+      `cannot order by ${stray.target.field.name}: with an aggregate selected, rows are grouped by the other selected fields`,
+      'Order by one of the selected fields that are not aggregated, or select that field too.',
+    );
+  }
+}
+
 function planOrder(resource: Resource, terms: readonly OrderTerm[]): PlannedOrder[] {
-  return terms.map((term) => ({
-    target: resolve(resource, term.field, 'order'),
-    direction: term.direction,
-    nulls: term.nulls,
-  }));
+  return terms.map((term) => {
+    if (term.relation === null) {
+      return {
+        relation: null,
+        target: resolve(resource, term.field, 'order'),
+        direction: term.direction,
+        nulls: term.nulls,
+      };
+    }
+    const relation = findRelation(resource, term.relation, null);
+    if (relation.cardinality !== 'one') {
+      throw new ApiError(
+        'INVALID_QUERY',
+        `cannot order ${resource.name} by ${relation.name}, which is a to-many relation`,
+        {
+          hint: `Order by a to-one relation's field, or order the embed itself (${term.relation}.order=...).`,
+          context: { resource: resource.name, relation: term.relation },
+        },
+      );
+    }
+    return {
+      relation,
+      target: resolve(relation.target, term.field, 'order'),
+      direction: term.direction,
+      nulls: term.nulls,
+    };
+  });
+}
+
+/**
+ * One level of a read. `select` null is every field (`*`); an embed's `()` selects nothing. The
+ * level's parameters are the root's or those prefixed by this embed's path.
+ */
+function planLevel(
+  resource: Resource,
+  select: readonly SelectItem[] | null,
+  params: LevelParams,
+  path: readonly string[],
+  planning: Planning,
+): ReadLevel {
+  const columns: ReadColumn[] = [];
+  const embeds: PlannedEmbed[] = [];
+  let star = false;
+  for (const item of select ?? [{ kind: 'star' } as const]) {
+    if (item.kind === 'star') {
+      star = true;
+      columns.push(...resource.fields.map(wholeField));
+      continue;
+    }
+    if (item.kind === 'embed') {
+      const embed = planEmbed(resource, item, path, planning);
+      if (embeds.some((e) => e.name === embed.name)) {
+        throw new ApiError('INVALID_QUERY', `"${embed.name}" is embedded twice at the same level`, {
+          hint: `Give one of them an alias: other_${embed.name}:${item.relation}(...).`,
+          context: { embed: [...path, embed.name].join('.') },
+        });
+      }
+      embeds.push(embed);
+      if (embed.show === 'object') columns.push({ kind: 'embed', embed, key: checkKey(embed.name, {}) });
+      if (embed.show === 'spread') {
+        columns.push(...embed.level.columns.map((c): SpreadColumn => ({ kind: 'spread', embed, key: c.key })));
+      }
+      continue;
+    }
+    columns.push(planAggregate(resource, item) ?? planField(resource, item as FieldItem));
+  }
+  const grouped = columns.some((c) => c.kind === 'aggregate');
+  const customFields = star && resource.customFields !== undefined;
+  const order = planOrder(resource, params.order);
+  if (grouped) checkGrouping(resource, embeds, customFields, columns, order);
+  return {
+    resource,
+    columns,
+    customFields,
+    where: params.where.map((c) => planCondition(resource, c, embeds)),
+    order,
+    offset: params.offset ?? 0,
+    limit: params.limit,
+    embeds,
+    grouped,
+  };
 }
 
 /**
@@ -232,14 +433,15 @@ function planPage(request: ApiRequest, maxRows: number): { offset: number; limit
 }
 
 export function planRead(resource: Resource, request: ApiRequest, maxRows: number): ReadPlan {
-  const { columns, star } = planColumns(resource, request.query.select);
+  const { query } = request;
+  const planning: Planning = { embedded: query.embedded, used: new Set() };
+  const level = planLevel(resource, query.select, query, [], planning);
+  // Longest first, so the message names the deepest path that is not embedded.
+  const unused = [...query.embedded.keys()].filter((path) => !planning.used.has(path));
+  if (unused.length > 0) throw notEmbedded(unused.sort((a, b) => b.length - a.length)[0]!);
   const { offset, limit } = planPage(request, maxRows);
   return {
-    resource,
-    columns,
-    customFields: star && resource.customFields !== undefined,
-    where: request.query.where.map((c) => planCondition(resource, c)),
-    order: planOrder(resource, request.query.order),
+    ...level,
     offset,
     limit,
     count: request.preferences.count,

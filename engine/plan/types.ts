@@ -1,7 +1,14 @@
 /** The plan: a request checked against the registry, every name resolved to a field. */
 import type { CompareOperator, IsValue, SearchOperator } from '../operators.ts';
-import type { Field, FieldKind, Resource } from '../registry.ts';
-import type { CountPreference, JsonPathStep, Logic, Quantifier, ResponseFormat } from '../request.ts';
+import type { Field, FieldKind, Relation, Resource } from '../registry.ts';
+import type {
+  AggregateFunction,
+  CountPreference,
+  JsonPathStep,
+  Logic,
+  Quantifier,
+  ResponseFormat,
+} from '../request.ts';
 
 /** A field, possibly followed by a JSON path. */
 export interface Target {
@@ -36,11 +43,20 @@ export interface PlannedFilter {
   readonly operation: PlannedOperation;
 }
 
+/** `contact=is.null` / `contact=not.is.null`: whether an embed (after its own filters) has a match. */
+export interface PlannedEmbedCheck {
+  readonly kind: 'embedded';
+  readonly embed: PlannedEmbed;
+  readonly present: boolean;
+}
+
 export type PlannedLogic = Logic<PlannedCondition>;
 
-export type PlannedCondition = PlannedFilter | PlannedLogic;
+export type PlannedCondition = PlannedFilter | PlannedEmbedCheck | PlannedLogic;
 
+/** A field of the resource (with its JSON path) under a key. */
 export interface PlannedColumn {
+  readonly kind: 'field';
   readonly target: Target;
   /** A cast from the safe list, already normalised (`int4`, `text`...). */
   readonly cast: string | null;
@@ -48,20 +64,74 @@ export interface PlannedColumn {
   readonly key: string;
 }
 
+/** `count()`, `field.sum()` and the like; the level's other fields group the rows. */
+export interface AggregateColumn {
+  readonly kind: 'aggregate';
+  readonly fn: AggregateFunction;
+  /** null for `count()`, which counts rows. */
+  readonly target: Target | null;
+  /** A cast of the field before it is aggregated (`value::int.sum()`). */
+  readonly cast: string | null;
+  /** A cast of the result (`value.sum()::int`). */
+  readonly resultCast: string | null;
+  readonly key: string;
+}
+
+/** An embed shown under its key: an object or null (to one), an array (to many). */
+export interface EmbedColumn {
+  readonly kind: 'embed';
+  readonly embed: PlannedEmbed;
+  readonly key: string;
+}
+
+/** One key of a spread embed lifted into the parent: its value (to one) or the array of its values (to many). */
+export interface SpreadColumn {
+  readonly kind: 'spread';
+  readonly embed: PlannedEmbed;
+  readonly key: string;
+}
+
+export type ReadColumn = PlannedColumn | AggregateColumn | EmbedColumn | SpreadColumn;
+
 export interface PlannedOrder {
+  /** Set when ordering by a field of a to-one embed: `order=contact(display_name)`. */
+  readonly relation: Relation | null;
   readonly target: Target;
   readonly direction: 'asc' | 'desc' | null;
   readonly nulls: 'first' | 'last' | null;
 }
 
-export interface ReadPlan {
+/** How an embed appears in its parent's objects. */
+export type EmbedShow = 'object' | 'spread' | 'none';
+
+export interface PlannedEmbed {
+  readonly relation: Relation;
+  /** The alias, else the relation as written: what keys it in objects and prefixes its parameters. */
+  readonly name: string;
+  /** `!inner`: parent rows without a match are left out. */
+  readonly inner: boolean;
+  readonly show: EmbedShow;
+  readonly level: ReadLevel;
+}
+
+/** One level of a read: the resource itself, or an embed with its own filters, order and page. */
+export interface ReadLevel {
   readonly resource: Resource;
-  readonly columns: readonly PlannedColumn[];
+  readonly columns: readonly ReadColumn[];
   /** Whether each object also carries the record's custom-field values. */
   readonly customFields: boolean;
   readonly where: readonly PlannedCondition[];
   readonly order: readonly PlannedOrder[];
   readonly offset: number;
+  /** null: every row (embeds without a limit). */
+  readonly limit: number | null;
+  /** Every embed of this level, shown or not (`relation()` only filters). */
+  readonly embeds: readonly PlannedEmbed[];
+  /** Whether an aggregate is selected: the level's fields then group its rows. */
+  readonly grouped: boolean;
+}
+
+export interface ReadPlan extends ReadLevel {
   /** Always set: MAX_ROWS when the caller asked for no limit. */
   readonly limit: number;
   readonly count: CountPreference | null;

@@ -1,0 +1,183 @@
+/**
+ * One level of a read (the resource, or an embed) to a SELECT. Embeds are LEFT JOIN LATERAL
+ * subqueries over the level's page, so they are built only for the rows returned:
+ *
+ *   SELECT <columns, eN.v> FROM (SELECT t.* FROM "deal" t WHERE <organisation> AND <filters>
+ *     AND EXISTS (<each !inner embed>) ORDER BY ... LIMIT ... OFFSET ...) t
+ *   LEFT JOIN LATERAL (SELECT to_json(_t) AS "v" FROM (<the embed's own level>) _t) e1 ON true
+ *
+ * A to-many embed aggregates its rows with json_agg; a spread gives its columns instead of one
+ * object; a level with aggregates groups by its other columns (and by its to-one spreads'). Every
+ * level is matched to its parent and to the caller's organisation (relation.ts).
+ */
+import type { PlannedEmbed, ReadColumn, ReadLevel } from '../plan/types.ts';
+import type { Relation } from '../registry.ts';
+import type { AggregateFunction } from '../request.ts';
+import { storedCustomFields } from './custom-fields.ts';
+import { fieldValue, type Projection, projection, wholeRow } from './projection.ts';
+import { related } from './relation.ts';
+import { ident, type Params } from './sql.ts';
+import { condition, type LevelContext, orderBy, target } from './where.ts';
+
+/** The SQL of each aggregate `select` offers; the type checker holds it to every one. */
+const AGGREGATE_SQL = {
+  count: 'count',
+  sum: 'sum',
+  avg: 'avg',
+  min: 'min',
+  max: 'max',
+} as const satisfies Record<AggregateFunction, string>;
+
+/** How a level is tied to its parent row. */
+interface Link {
+  readonly relation: Relation;
+  readonly parent: string;
+}
+
+export interface CompiledLevel {
+  readonly sql: string;
+  /** Each row's object over the level's rows aliased `_t`. */
+  readonly row: Projection['row'];
+}
+
+export class ReadCompiler {
+  #aliases = 0;
+
+  constructor(
+    readonly params: Params,
+    /** The caller's organisation as SQL: the scope CTE, or a parameter for a count estimate. */
+    readonly scoped: string,
+  ) {}
+
+  /** A table alias not used elsewhere in the statement. */
+  #fresh(prefix: string): string {
+    return `${prefix}${++this.#aliases}`;
+  }
+
+  #context(table: string): LevelContext {
+    return { params: this.params, table, scoped: this.scoped, exists: (embed) => this.#exists(embed, table) };
+  }
+
+  /** The root level's WHERE, which its count repeats: compiled once, its values bound once. */
+  readonly #rootWhere = new Map<ReadLevel, string>();
+
+  /** ` WHERE` of a level over `table`: its organisation, its parent, its filters and its `!inner` embeds. */
+  where(level: ReadLevel, table: string, link: Link | null = null): string {
+    if (link === null) {
+      const known = this.#rootWhere.get(level);
+      if (known !== undefined) return known;
+    }
+    const ctx = this.#context(table);
+    const parts = [
+      link ? related(link.relation, table, link.parent, this.scoped) : `${table}."organisation_id" = ${this.scoped}`,
+      ...level.where.map((c) => condition(c, ctx)),
+      ...level.embeds.filter((e) => e.inner).map((e) => this.#exists(e, table)),
+    ];
+    const sql = ` WHERE ${parts.join(' AND ')}`;
+    if (link === null) this.#rootWhere.set(level, sql);
+    return sql;
+  }
+
+  /** ORDER BY, LIMIT and OFFSET of a level over `table`. */
+  #page(level: ReadLevel, table: string): string {
+    let sql = orderBy(level.order, this.#context(table));
+    if (level.limit !== null) sql += ` LIMIT ${this.params.add(String(level.limit), 'int8')}`;
+    if (level.offset > 0) sql += ` OFFSET ${this.params.add(String(level.offset), 'int8')}`;
+    return sql;
+  }
+
+  /** Whether an embed has a match for the parent row `parent`, after its own filters and page. */
+  #exists(embed: PlannedEmbed, parent: string): string {
+    const { level } = embed;
+    const table = this.#fresh('t');
+    let sql = `SELECT 1 FROM ${ident(level.resource.table)} ${table}`;
+    sql += this.where(level, table, { relation: embed.relation, parent });
+    if (level.limit !== null || level.offset > 0) sql += this.#page(level, table);
+    return `EXISTS (${sql})`;
+  }
+
+  /** The lateral subquery of a shown embed, one row per parent row (none for a missing to-one). */
+  #embed(embed: PlannedEmbed, parent: string): string {
+    const table = this.#fresh('t');
+    const node = this.level(embed.level, table, { relation: embed.relation, parent });
+    const many = embed.relation.cardinality === 'many';
+    if (embed.show === 'spread') {
+      if (!many) return node.sql;
+      const arrays = embed.level.columns.map((c) => `json_agg(_t.${ident(c.key)}) AS ${ident(c.key)}`);
+      return `SELECT ${arrays.join(', ')} FROM (${node.sql}) _t`;
+    }
+    const { row } = node;
+    const value = row.kind === 'record' ? (many ? 'json_agg(_t)' : 'to_json(_t)') : `(${row.sql})::json`;
+    return `SELECT ${many && row.kind === 'text' ? `json_agg(${value})` : value} AS "v" FROM (${node.sql}) _t`;
+  }
+
+  /** A column's value over `table`; `lateral` names the subquery of each shown embed. */
+  #column(c: ReadColumn, table: string, lateral: ReadonlyMap<PlannedEmbed, string>): string {
+    switch (c.kind) {
+      case 'field':
+        return fieldValue(c, this.params, table);
+      case 'aggregate': {
+        let value = c.target === null ? '*' : target(c.target, this.params, table);
+        if (c.cast) value = `CAST(${value} AS ${c.cast})`;
+        const sql = `${AGGREGATE_SQL[c.fn]}(${value})`;
+        return c.resultCast ? `CAST(${sql} AS ${c.resultCast})` : sql;
+      }
+      case 'embed':
+      case 'spread': {
+        const ref = `${lateral.get(c.embed)}.${c.kind === 'embed' ? '"v"' : ident(c.key)}`;
+        return c.embed.relation.cardinality === 'many' ? `coalesce(${ref}, '[]'::json)` : ref;
+      }
+    }
+  }
+
+  /**
+   * A level over `table`: its SELECT, whose rows are the level's objects. `paged`: whether its
+   * order, limit and offset apply (a count of groups leaves them out).
+   */
+  level(level: ReadLevel, table: string, link: Link | null, paged = true): CompiledLevel {
+    const from = `${ident(level.resource.table)} ${table}`;
+    const where = this.where(level, table, link);
+    const lateral = new Map<PlannedEmbed, string>();
+    let laterals = '';
+    for (const embed of level.embeds) {
+      if (embed.show === 'none') continue;
+      const alias = this.#fresh('e');
+      lateral.set(embed, alias);
+      laterals += ` LEFT JOIN LATERAL (${this.#embed(embed, table)}) ${alias} ON true`;
+    }
+    const list =
+      wholeRow(level.resource, level.columns) && !laterals
+        ? `${table}.*`
+        : level.columns.map((c) => `${this.#column(c, table, lateral)} AS ${ident(c.key)}`).join(', ');
+    const custom = level.customFields
+      ? storedCustomFields(
+          level.resource.customFields!,
+          level.columns.map((c) => c.key),
+          this.params,
+          table,
+          this.scoped,
+        )
+      : null;
+    const p = projection(list, custom);
+    const page = paged ? this.#page(level, table) : '';
+    if (level.grouped) {
+      const keys = level.columns.filter((c) => c.kind === 'field' || c.kind === 'spread');
+      const groupBy = keys.length ? ` GROUP BY ${keys.map((c) => this.#column(c, table, lateral)).join(', ')}` : '';
+      return { sql: `SELECT ${p.select} FROM ${from}${laterals}${where}${groupBy}${page}`, row: p.row };
+    }
+    // Embeds are built over the page, not over every row the filters let through.
+    const rows = laterals ? `(SELECT ${table}.* FROM ${from}${where}${page}) ${table}` : from;
+    const tail = laterals ? '' : `${where}${page}`;
+    return { sql: `SELECT ${p.select} FROM ${rows}${laterals}${p.join}${tail}`, row: p.row };
+  }
+
+  /** How many rows (or groups) a level's filters let through, up to `upTo` when given. */
+  count(level: ReadLevel, upTo: string | null = null): string {
+    const from = `${ident(level.resource.table)} t`;
+    if (!level.grouped && upTo === null) return `(SELECT count(*) FROM ${from}${this.where(level, 't')})`;
+    const rows = level.grouped
+      ? this.level(level, 't', null, false).sql
+      : `SELECT 1 FROM ${from}${this.where(level, 't')}`;
+    return `(SELECT count(*) FROM (${rows}${upTo === null ? '' : ` LIMIT ${upTo}`}) c)`;
+  }
+}

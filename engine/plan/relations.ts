@@ -1,0 +1,48 @@
+/** Which relation an embed names: by resource, foreign key or referencing field, narrowed by `!hint`. */
+import { ApiError } from '../errors.ts';
+import type { Relation, Resource } from '../registry.ts';
+
+/** How a relation is listed in hints: `contact (to one, deal_contact_fkey)`. */
+const describe = (r: Relation) => `${r.name} (to ${r.cardinality}, ${r.foreignKey})`;
+
+function relationsHint(resource: Resource): string {
+  return resource.relations.length
+    ? `Relations of ${resource.name}: ${resource.relations.map(describe).join(', ')}.`
+    : `${resource.name} has no relations to embed.`;
+}
+
+/**
+ * The relation of `resource` that `name` (and `hint`, when given) picks out. As PostgREST does, a
+ * relation is named by the resource it leads to, by its foreign key, or (to one) by the field
+ * holding the reference; a hint is a foreign key's name or field.
+ */
+export function findRelation(resource: Resource, name: string, hint: string | null): Relation {
+  const named = resource.relations.filter(
+    (r) => r.name === name || r.foreignKey === name || (r.cardinality === 'one' && r.referencing === name),
+  );
+  const found = hint === null ? named : named.filter((r) => r.foreignKey === hint || r.referencing === hint);
+  const shown = hint === null ? name : `${name}!${hint}`;
+  if (found.length === 0) {
+    throw new ApiError('UNKNOWN_RELATION', `${resource.name} has no relation "${shown}" to embed`, {
+      hint: relationsHint(resource),
+      context: { resource: resource.name, relation: name, ...(hint === null ? {} : { hint }) },
+    });
+  }
+  if (found.length > 1) {
+    const forms = found.map((r) => `${name}!${r.foreignKey}`);
+    throw new ApiError('AMBIGUOUS_RELATION', `"${shown}" could mean ${found.length} relations of ${resource.name}`, {
+      hint: `Say which with its foreign key: ${forms.join(', ')}.`,
+      details: found.map(describe).join('; '),
+      context: { resource: resource.name, relation: name, candidates: found.map((r) => r.foreignKey) },
+    });
+  }
+  return found[0]!;
+}
+
+/** 400 for parameters prefixed by `path` (`deal.contact`), which the select does not embed. */
+export function notEmbedded(path: string): ApiError {
+  return new ApiError('NOT_EMBEDDED', `"${path}" is not an embedded resource in this request`, {
+    hint: `Embed it in select (${path.split('.').join('(')}(...)${')'.repeat(path.split('.').length - 1)}), or remove the ${path}.* parameters.`,
+    context: { embed: path },
+  });
+}
