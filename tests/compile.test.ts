@@ -108,3 +108,77 @@ describe('compileRead', () => {
     expect(params.slice(1, 5)).toEqual(["'x", '1', 'owner', 'name']);
   });
 });
+
+describe('compileRead with embeds', () => {
+  const SCOPED = '(SELECT organisation_id FROM scope)';
+  /** Every table the statement reads, with its alias: `FROM "contact" t1`. */
+  const tablesRead = (text: string) => [...text.matchAll(/FROM "(\w+)" (\w+)/g)].map((m) => [m[1]!, m[2]!] as const);
+
+  it('filters every level, of every nesting, by the organisation', () => {
+    const { text } = compile(
+      'appointment',
+      'select=*,contact!inner(*,deal(name,value.sum()),appointment_details(*))&contact.deal.value=gt.1' +
+        '&order=contact(display_name)&contact.or=(city.eq.Bern,deal.not.is.null)',
+    );
+    const tables = tablesRead(text);
+    expect(new Set(tables.map(([table]) => table))).toEqual(
+      new Set(['appointment', 'contact', 'deal', 'appointment_custom_field']),
+    );
+    for (const [table, alias] of tables) {
+      // custom-field values are read through their own scoped subquery (custom-fields.ts)
+      const column = table === 'appointment_custom_field' ? 'v."organisation_id"' : `${alias}."organisation_id"`;
+      expect(text, `${table} ${alias}`).toContain(`${column} = ${SCOPED}`);
+    }
+  });
+
+  it('joins each embed on its relation: to one on the parent field, to many on the target field', () => {
+    const toOne = compile('deal', 'select=id,contact(id)').text;
+    expect(toOne).toMatch(
+      /(t\d)\."organisation_id" = \(SELECT organisation_id FROM scope\) AND \1\."id" = t\."contact_id"/,
+    );
+    const toMany = compile('contact', 'select=id,deal(id)').text;
+    expect(toMany).toMatch(
+      /(t\d)\."organisation_id" = \(SELECT organisation_id FROM scope\) AND \1\."contact_id" = t\."id"/,
+    );
+    expect(toMany).toContain('json_agg(_t)');
+    expect(toMany).toMatch(/coalesce\(e\d\."v", '\[\]'::json\) AS "deal"/);
+  });
+
+  it('builds embeds over the page: the laterals follow the limited subquery', () => {
+    const { text } = compile('deal', 'select=id,contact(id)&order=won_at&limit=5');
+    const page = text.indexOf('LIMIT $');
+    const lateral = text.indexOf('LEFT JOIN LATERAL');
+    expect(page).toBeGreaterThan(0);
+    expect(lateral).toBeGreaterThan(page);
+  });
+
+  it('tests !inner and embed null checks with EXISTS, in the page and in the count', () => {
+    const { text } = compile('contact', 'select=id,deal!inner(id),appointment()&appointment=is.null', {
+      prefer: 'count=exact',
+    });
+    // Once in the page's WHERE and once in the count's.
+    expect(text.match(/NOT EXISTS \(SELECT 1 FROM "appointment"/g)).toHaveLength(2);
+    expect(text.match(/ EXISTS \(SELECT 1 FROM "deal"/g)).toHaveLength(2);
+    // The count repeats the page's WHERE, the same text with the same parameters.
+    expect(text).toMatch(/\(SELECT count\(\*\) FROM "contact" t WHERE .*EXISTS/);
+    expect(text).not.toContain('JOIN LATERAL (SELECT 1');
+  });
+
+  it('groups by the selected fields and the to-one spread fields beside an aggregate', () => {
+    const { text } = compile('deal', 'select=currency,total:value.sum()::int,count(),...contact(city)');
+    expect(text).toContain('CAST(sum(t."value") AS int4) AS "total", count(*) AS "count"');
+    expect(text).toContain('GROUP BY t."currency", e1."city"');
+  });
+
+  it('puts every value of every level in a parameter', () => {
+    const hostile = "x'); DROP TABLE contact; --";
+    const { text, params } = compile(
+      'contact',
+      `select=id,deal(name)&deal.name=eq.${encodeURIComponent(hostile)}&deal.limit=3&deal.offset=2` +
+        `&deal.or=(name.like.${encodeURIComponent('*a*')},value.gt.7)`,
+    );
+    expect(text).not.toContain('DROP');
+    expect(text).not.toMatch(/LIMIT 3|OFFSET 2|> 7/);
+    expect(params).toEqual(expect.arrayContaining([hostile, '3', '2', '%a%', '7']));
+  });
+});

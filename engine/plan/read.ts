@@ -333,7 +333,8 @@ function checkGrouping(
   }
 }
 
-function planOrder(resource: Resource, terms: readonly OrderTerm[]): PlannedOrder[] {
+/** Order terms; `relation(field)` names an embed of the level by its alias, or a relation of the resource. */
+function planOrder(resource: Resource, terms: readonly OrderTerm[], embeds: readonly PlannedEmbed[]): PlannedOrder[] {
   return terms.map((term) => {
     if (term.relation === null) {
       return {
@@ -343,7 +344,8 @@ function planOrder(resource: Resource, terms: readonly OrderTerm[]): PlannedOrde
         nulls: term.nulls,
       };
     }
-    const relation = findRelation(resource, term.relation, null);
+    const relation =
+      embeds.find((e) => e.name === term.relation)?.relation ?? findRelation(resource, term.relation, null);
     if (relation.cardinality !== 'one') {
       throw new ApiError(
         'INVALID_QUERY',
@@ -402,7 +404,7 @@ function planLevel(
   }
   const grouped = columns.some((c) => c.kind === 'aggregate');
   const customFields = star && resource.customFields !== undefined;
-  const order = planOrder(resource, params.order);
+  const order = planOrder(resource, params.order, embeds);
   if (grouped) checkGrouping(resource, embeds, customFields, columns, order);
   return {
     resource,

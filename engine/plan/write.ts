@@ -11,6 +11,7 @@ import type { Field, Resource } from '../registry.ts';
 import type { ApiRequest } from '../request.ts';
 import { type BodySchemas, checkItems } from './body.ts';
 import { knownField, planColumns, planCondition } from './read.ts';
+import { notEmbedded } from './relations.ts';
 import type { DeletePlan, InsertPlan, PlannedCondition, UpdatePlan, WriteOutput } from './types.ts';
 
 /** The fields `columns=` or `on_conflict=` names. */
@@ -19,6 +20,9 @@ const fieldList = (resource: Resource, names: readonly string[]): Field[] => nam
 function output(resource: Resource, request: ApiRequest): WriteOutput {
   const prefs = request.preferences;
   const { columns, star } = planColumns(resource, request.query.select);
+  // A write's select embeds nothing, so a parameter addressed to an embed has nothing to apply to.
+  const [embedded] = request.query.embedded.keys();
+  if (embedded !== undefined) throw notEmbedded(embedded);
   // As in PostgREST, max-affected bounds PATCH and DELETE.
   const maxAffected = prefs.handling === 'strict' && request.method !== 'POST' ? prefs.maxAffected : null;
   const returns = prefs.return ?? 'minimal';
