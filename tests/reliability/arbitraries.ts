@@ -460,6 +460,19 @@ const EMBEDS = [
   '*,*',
 ];
 
+/** Embeds of the resource's own relations, in each form `select` offers. */
+const relationEmbed = (resource: Resource | undefined): Arb<string> => {
+  const forms = (resource?.relations ?? []).flatMap((r) => [
+    `${r.name}(*)`,
+    `${r.name}!inner(id)`,
+    `x:${r.name}!${r.foreignKey}(id)`,
+    `...${r.name}(id)`,
+    `${r.name}(count)`,
+    `${r.name}()`,
+  ]);
+  return forms.length ? fc.constantFrom(...forms) : fc.constant('*');
+};
+
 function selectItem(resource: Resource | undefined, clean: boolean): Arb<string> {
   const ref = fieldRef(resource, 'select', clean).map((r) => r.text);
   const cast = clean ? fc.constantFrom(...CASTS) : fc.constantFrom(...CASTS, ...ODD_CASTS);
@@ -470,6 +483,7 @@ function selectItem(resource: Resource | undefined, clean: boolean): Arb<string>
     [2, fc.tuple(alias, ref).map(([a, field]) => `${a}:${field}`)],
     [2, fc.tuple(ref, cast).map(([field, c]) => `${field}::${c}`)],
     [1, fc.tuple(alias, ref, cast).map(([a, field, c]) => `${a}:${field}::${c}`)],
+    [1, relationEmbed(resource)],
     [clean ? 0 : 1, fc.constantFrom(...EMBEDS)],
     [clean ? 0 : 1, junk],
   );
