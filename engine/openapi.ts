@@ -7,7 +7,7 @@
 
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
+import { CSV_MEDIA, JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
 import { OPERATORS_BY_KIND } from './operators.ts';
 import { bodySchemas } from './plan/body.ts';
 import { SELECT_CASTS } from './plan/read.ts';
@@ -267,13 +267,20 @@ const errors = (...statuses: ErrorStatus[]) =>
 
 const requestId = { 'Request-Id': ref('headers', 'Request-Id') };
 
-/** Rows as JSON: an array, or one object when Accept asks for application/vnd.pgrst.object+json. */
+/**
+ * Rows as JSON: an array, or one object when Accept asks for application/vnd.pgrst.object+json;
+ * or as CSV when it asks for text/csv.
+ */
 function rows(resource: Resource, description: string, headers: Json = {}): Json {
   const schema = ref('schemas', resource.name);
   return {
     description,
     headers: { ...requestId, ...headers },
-    content: { [JSON_TYPE]: { schema: { type: 'array', items: schema } }, [OBJECT_TYPE]: { schema } },
+    content: {
+      [JSON_TYPE]: { schema: { type: 'array', items: schema } },
+      [OBJECT_TYPE]: { schema },
+      [CSV_MEDIA]: { schema: { type: 'string', description: 'A header line of the keys, then one line per row.' } },
+    },
   };
 }
 

@@ -5,6 +5,8 @@
  */
 import type { PlannedColumn } from '../plan/types.ts';
 import type { Resource } from '../registry.ts';
+import type { ResponseFormat } from '../request.ts';
+import { type CsvRow, csvBody } from './csv.ts';
 import { ident, type Params } from './sql.ts';
 import { target } from './where.ts';
 
@@ -14,7 +16,7 @@ export interface Projection {
   /** What follows `FROM <table> t` to make that list work. */
   readonly join: string;
   /** One object over the projected row aliased `_t`: a record json_agg turns into JSON, or JSON text. */
-  readonly row: { readonly kind: 'record' | 'text'; readonly sql: string };
+  readonly row: { readonly kind: 'record' | 'text'; readonly sql: string; readonly csv: CsvRow };
 }
 
 /** Whether the columns are the table's own, in order, untouched: `t.*` then costs PostgreSQL least. */
@@ -29,7 +31,8 @@ const wholeRow = (resource: Resource, columns: readonly PlannedColumn[]) =>
   );
 
 /**
- * `customFields`: an SQL expression over `t` giving the custom-field jsonb object, or null.
+ * `customFields`: an SQL expression over `t` giving the custom-field jsonb object, or null (for
+ * CSV, its values as text: storedCustomFields' `text`).
  * `tableRows`: whether `t` holds exactly the table's columns (a write's rows carry one more).
  */
 export function projection(
@@ -48,7 +51,10 @@ export function projection(
             return `${c.cast ? `CAST(${expr} AS ${c.cast})` : expr} AS ${ident(c.key)}`;
           })
           .join(', ');
-  if (customFields === null) return { select: list, join: '', row: { kind: 'record', sql: '_t' } };
+  const keys = columns.map((c) => c.key);
+  if (customFields === null) {
+    return { select: list, join: '', row: { kind: 'record', sql: '_t', csv: { keys, record: '_t', custom: null } } };
+  }
   // The row's JSON text with the custom-field object's members spliced in before its closing
   // brace: both are PostgreSQL's own JSON, so the result is JSON without being parsed again.
   return {
@@ -59,13 +65,15 @@ export function projection(
       sql:
         'CASE WHEN _t."__cf" IS NULL THEN to_json(_t."__row")::text' +
         ` ELSE left(to_json(_t."__row")::text, -1) || ',' || substr(_t."__cf"::text, 2) END`,
+      csv: { keys, record: '_t."__row"', custom: '_t."__cf"' },
     },
   };
 }
 
-/** The response body: an array of objects, one object (singular), or nothing. */
-export function jsonBody(row: Projection['row'], format: 'json' | 'object' | 'none'): string {
+/** The response body: an array of objects, one object (singular), CSV (compile/csv.ts), or nothing. */
+export function jsonBody(row: Projection['row'], format: ResponseFormat | 'none', params: Params): string {
   if (format === 'none') return 'NULL::text';
+  if (format === 'csv') return csvBody(row.csv, params);
   if (row.kind === 'text') {
     return format === 'object'
       ? `(array_agg(${row.sql}))[1]`

@@ -1,6 +1,6 @@
 /**
  * A read plan to one statement that returns one row: whether the scope resolved, the page's row
- * count, the total (when a count was asked for) and the JSON body, built by PostgreSQL.
+ * count, the total (when a count was asked for) and the body (JSON or CSV), built by PostgreSQL.
  *
  *   WITH scope AS (...)
  *   SELECT (SELECT count(*) FROM scope)::int AS authorized, <organisation> AS organisation_id,
@@ -34,6 +34,7 @@ export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
           plan.resource.customFields!,
           plan.columns.map((c) => c.key),
           params,
+          plan.format === 'csv',
         )
       : null,
     params,
@@ -51,7 +52,7 @@ export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
     const upTo = params.add(String(plan.limitOfCount), 'int8');
     total = `(SELECT count(*) FROM (SELECT 1${from}${filter} LIMIT ${upTo}) c)::int8`;
   }
-  const body = jsonBody(p.row, plan.head ? 'none' : plan.format);
+  const body = jsonBody(p.row, plan.head ? 'none' : plan.format, params);
   // The organisation the scope resolved to, which an estimate is asked for (compileCountEstimate).
   const organisation = plan.count === 'planned' || plan.count === 'estimated' ? `${SCOPED}::text` : 'NULL::text';
 
