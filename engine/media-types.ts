@@ -2,5 +2,7 @@
 export const JSON_MEDIA = 'application/json';
 /** PostgREST's single object: `Accept` it to get one object instead of an array. */
 export const OBJECT_MEDIA = 'application/vnd.pgrst.object+json';
+/** Rows as CSV, as PostgREST gives them (docs/contract.md section 11). */
+export const CSV_MEDIA = 'text/csv';
 /** A media type as a Content-Type header gives it. */
 export const contentType = (media: string): string => `${media}; charset=utf-8`;

@@ -7,11 +7,21 @@
 
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
+import { CSV_MEDIA, JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
 import { OPERATORS_BY_KIND } from './operators.ts';
 import { bodySchemas } from './plan/body.ts';
-import { SELECT_CASTS } from './plan/casts.ts';
-import { type Field, type FieldKind, type Registry, type Resource, VERBS, type Verb } from './registry.ts';
+import { AGGREGATE_KINDS, SELECT_CASTS } from './plan/casts.ts';
+import {
+  FIELD_KINDS,
+  type Field,
+  type FieldKind,
+  type Registry,
+  type Relation,
+  type Resource,
+  VERBS,
+  type Verb,
+} from './registry.ts';
+import { AGGREGATES, type AggregateFunction } from './request.ts';
 import { CURRENT_VERSION, SUPPORTED_VERSIONS } from './versions.ts';
 
 export interface OpenApiOptions {
@@ -41,8 +51,9 @@ const RESERVED_KEYS = new Set(['select', 'columns', 'on_conflict', 'order', 'lim
 const ERROR_RESPONSES = {
   400: [
     'BadRequest',
-    'Bad Request: a malformed query, an unknown field, an invalid body, a PATCH or DELETE without a filter, ' +
-      'or an unsupported engage-version.',
+    'Bad Request: a malformed query, an unknown field, an unknown or ambiguous relation, an embed parameter for ' +
+      'something not embedded, an aggregate that does not fit its field, an invalid body, a PATCH or DELETE ' +
+      'without a filter, or an unsupported engage-version.',
   ],
   401: ['Unauthorized', 'Unauthorized: the bearer token is missing, unknown, expired or revoked.'],
   403: ['Forbidden', 'Forbidden: the body acts for another organisation.'],
@@ -83,12 +94,16 @@ const headerParameter = (name: string, description: string, schema: Json = { typ
 const PAGINATION = 'Limiting and Pagination';
 const DIGITS = { type: 'string', pattern: '^[0-9]+$' };
 
+const SELECT_FIELDS =
+  'Filtering Columns: the fields to return, comma-separated, e.g. `select=id,name`. `alias:field` renames, ' +
+  '`field::type` casts, `data->key` and `data->>key` reach into JSON fields; `*` (the default) is every field.';
+
 /** Parameters shared by every resource. */
 const SHARED_PARAMETERS: Record<string, Json> = {
+  // The select of writes; reads have one per resource (readSelectParameter), which adds embedding.
   select: queryParameter(
     'select',
-    'Filtering Columns: the fields to return, comma-separated, e.g. `select=id,name`. `alias:field` renames, ' +
-      '`field::type` casts, `data->key` and `data->>key` reach into JSON fields; `*` (the default) is every field. ' +
+    `${SELECT_FIELDS} A write's select names fields of the written rows only: it cannot embed or aggregate.\n` +
       `Casts: ${SELECT_CASTS.join(', ')}.`,
   ),
   order: queryParameter(
@@ -200,6 +215,22 @@ const CUSTOM_FIELDS_NOTE =
   'Custom-field values appear as extra properties named by custom_field.key, typed by custom_field.type ' +
   '(string, date and datetime as strings, number, boolean, string_list as an array of strings).';
 
+/**
+ * A relation as `x-relations` lists it: rows of `target` whose `target_field` equals this row's
+ * `field`, inside the caller's organisation; `name` is how select embeds it.
+ */
+const relationEntry = (relation: Relation): Json => ({
+  name: relation.name,
+  target: relation.target.name,
+  cardinality: relation.cardinality,
+  foreign_key: relation.foreignKey,
+  field: relation.parentField,
+  target_field: relation.targetField,
+});
+
+/** Only what a GET can read is embedded; a resource without GET has no `x-relations`. */
+const embeddable = (resource: Resource) => resource.verbs.has('GET') && resource.relations.length > 0;
+
 function resourceSchema(resource: Resource): Json {
   const custom = resource.customFields !== undefined;
   const description = [resource.description, custom ? CUSTOM_FIELDS_NOTE : undefined].filter(Boolean).join(' ');
@@ -208,6 +239,7 @@ function resourceSchema(resource: Resource): Json {
     ...(description && { description }),
     properties: Object.fromEntries(resource.fields.map((f) => [f.name, fieldSchema(f)])),
     ...(custom && { additionalProperties: true }),
+    ...(embeddable(resource) && { 'x-relations': resource.relations.map(relationEntry) }),
   };
 }
 
@@ -230,25 +262,102 @@ function filterParameter(field: Field): Json {
   return queryParameter(RESERVED_KEYS.has(field.name) ? `"${field.name}"` : field.name, description);
 }
 
+const toOne = (resource: Resource) => resource.relations.filter((r) => r.cardinality === 'one');
+
 function orderParameter(resource: Resource): Json {
   const fields = orderable(resource);
+  const related = toOne(resource).filter((r) => orderable(r.target).length > 0);
+  const byRelation = related.length
+    ? '\nBy a field of a to-one relation, `relation(field)` with the same suffixes, e.g. ' +
+      `\`${related[0]!.name}(${orderable(related[0]!.target).at(-1)}).desc\`: ` +
+      `${related.map((r) => `${r.name}(${orderable(r.target).join('|')})`).join(', ')}.`
+    : '';
   return {
     ...queryParameter(
       'order',
       'Ordering: comma-separated terms `field[.asc|.desc][.nullsfirst|.nullslast]`. ' +
-        `Allowed fields: ${fields.join(', ')}.`,
+        `Allowed fields: ${fields.join(', ')}.${byRelation}`,
     ),
     example: `${fields[0]}.desc`,
   };
 }
 
+/** How the select of reads and the UNKNOWN_RELATION hint list a resource's relations. */
+function relationsSentence(resource: Resource): string {
+  const describe = (r: Relation) => `${r.name} (to ${r.cardinality}, ${r.foreignKey})`;
+  return resource.relations.length
+    ? `Relations of ${resource.name}: ${resource.relations.map(describe).join(', ')}.`
+    : `${resource.name} has no relations to embed.`;
+}
+
+const EMBEDDING =
+  'Resource embedding: `rel(fields)` adds the rows of a related resource: an object (or null) for a to-one ' +
+  'relation, an array (`[]` when none) for a to-many one. The same grammar applies inside, embeds nest ' +
+  '(`rel(a,other(b))`), and `rel()` embeds only to filter on, showing nothing. A relation is named by the resource ' +
+  'it leads to, by its foreign key, or (to one) by the field holding the reference. `alias:rel(...)` renames it in ' +
+  'the response; `rel!fk(...)` picks a relation by its foreign key; `rel!inner(...)` drops the rows without a ' +
+  "match (after the embed's filters, limit and offset); `rel!left(...)`, the default, keeps them.";
+
+const SPREAD =
+  'Spread: `...rel(fields)` puts the related fields into the row itself; from a to-many relation each becomes ' +
+  'an array of its values (`[]` when none).';
+
+const EMBED_PARAMETERS =
+  'Parameters of an embed are prefixed by its alias, or its name as written (nested: `rel.other.limit=1`): ' +
+  '`rel.field=op.value`, `rel.or=(...)`, `rel.and=(...)`, `rel.not.or=(...)`, `rel.order=field.desc`, ' +
+  "`rel.limit=2`, `rel.offset=1`, on the embedded resource's own filter and order fields. `rel=is.null` keeps " +
+  'the rows whose embed (after its filters) has no match, `rel=not.is.null` those with one, also inside ' +
+  '`or=(...)`; rel must be in select, `rel()` will do. Parameters for something not embedded are 400 NOT_EMBEDDED.';
+
+/** The kinds of field an aggregate takes, as the planner checks them. */
+const takes = (fn: AggregateFunction) => {
+  const kinds: readonly FieldKind[] = AGGREGATE_KINDS[fn];
+  return kinds.length === FIELD_KINDS.length ? 'any field' : kinds.join(', ');
+};
+
+function aggregatesSentence(resource: Resource): string {
+  if (!resource.aggregates) return `Aggregates: ${resource.name} does not offer them (400 INVALID_AGGREGATE).`;
+  const calls = AGGREGATES.map((fn) => `\`field.${fn}()\` (${takes(fn)})`).join(', ');
+  return (
+    `Aggregates: \`count()\` counts rows; ${calls}. An alias and casts apply ` +
+    '(`total:value.sum()::int`, `value::numeric.sum()`). The other fields selected, with those of to-one spreads, ' +
+    'group the rows (`Prefer: count=exact` then counts groups); an embed beside an aggregate must be a to-one ' +
+    'spread or empty. Inside an embed too: `rel(count)` (a bare `count` where the resource has no such field), ' +
+    '`rel(value.sum())`.'
+  );
+}
+
+const CUSTOM_EMBED_NOTE =
+  'Embedding a resource with custom fields with `*` brings their values as properties; spreading it with `*` ' +
+  'is refused.';
+
+/** The select of a resource's reads: fields, embedding, spread and aggregates, and the relations it has. */
+function readSelectParameter(resource: Resource): Json {
+  const relations = resource.relations.length > 0;
+  const custom = resource.relations.some((r) => r.target.customFields !== undefined);
+  const lines = [
+    SELECT_FIELDS,
+    ...(relations ? [EMBEDDING, SPREAD] : []),
+    aggregatesSentence(resource),
+    ...(relations ? [EMBED_PARAMETERS] : []),
+    [relationsSentence(resource), custom ? CUSTOM_EMBED_NOTE : ''].filter(Boolean).join(' '),
+    `Casts: ${SELECT_CASTS.join(', ')}.`,
+  ];
+  // Paragraphs, as Markdown renders them.
+  return queryParameter('select', lines.join('\n\n'));
+}
+
+const selectKey = (resource: Resource) => `select.${resource.name}`;
+
 function resourceParameters(resource: Resource): Array<[string, Json]> {
   const filters = usesFilters(resource)
     ? filterable(resource).map((f): [string, Json] => [filterKey(resource, f), filterParameter(f)])
     : [];
+  const reads = resource.verbs.has('GET');
+  const select: Array<[string, Json]> = reads ? [[selectKey(resource), readSelectParameter(resource)]] : [];
   const order: Array<[string, Json]> =
-    resource.verbs.has('GET') && orderable(resource).length > 0 ? [[orderKey(resource), orderParameter(resource)]] : [];
-  return [...filters, ...order];
+    reads && orderable(resource).length > 0 ? [[orderKey(resource), orderParameter(resource)]] : [];
+  return [...filters, ...select, ...order];
 }
 
 // ---- operations ----
@@ -267,13 +376,20 @@ const errors = (...statuses: ErrorStatus[]) =>
 
 const requestId = { 'Request-Id': ref('headers', 'Request-Id') };
 
-/** Rows as JSON: an array, or one object when Accept asks for application/vnd.pgrst.object+json. */
+/**
+ * Rows as JSON: an array, or one object when Accept asks for application/vnd.pgrst.object+json;
+ * or as CSV when it asks for text/csv.
+ */
 function rows(resource: Resource, description: string, headers: Json = {}): Json {
   const schema = ref('schemas', resource.name);
   return {
     description,
     headers: { ...requestId, ...headers },
-    content: { [JSON_TYPE]: { schema: { type: 'array', items: schema } }, [OBJECT_TYPE]: { schema } },
+    content: {
+      [JSON_TYPE]: { schema: { type: 'array', items: schema } },
+      [OBJECT_TYPE]: { schema },
+      [CSV_MEDIA]: { schema: { type: 'string', description: 'A header line of the keys, then one line per row.' } },
+    },
   };
 }
 
@@ -286,7 +402,7 @@ function operation(resource: Resource, action: string, summary: string, rest: Js
 function readOperations(resource: Resource): Json {
   const parameters = [
     ...filterRefs(resource),
-    ...shared('select'),
+    ref('parameters', selectKey(resource)),
     ...(orderable(resource).length > 0 ? [ref('parameters', orderKey(resource))] : []),
     ...shared('limit', 'offset', 'Range', 'Range-Unit', 'Prefer', 'engage-version'),
   ];

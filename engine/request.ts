@@ -131,8 +131,8 @@ export interface Preferences {
   readonly maxAffected: number | null;
 }
 
-/** The media type the response will use. */
-export type ResponseFormat = 'json' | 'object';
+/** The media type the response will use: a JSON array, one JSON object, or CSV. */
+export type ResponseFormat = 'json' | 'object' | 'csv';
 
 export interface RangeHeader {
   readonly from: number;

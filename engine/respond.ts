@@ -1,17 +1,18 @@
 /**
  * Respond stage: a result to status, headers and body, with PostgREST's rules: for reads
  * Content-Range, 206 for a partial page of a known total and 416 for an offset past the end; for
- * writes 201/200/204, Location and Preference-Applied. The body is the JSON text PostgreSQL
- * built; it is passed through untouched.
+ * writes 201/200/204, Location and Preference-Applied. The body is the JSON or CSV text
+ * PostgreSQL built; it is passed through untouched.
  */
 import { ApiError } from './errors.ts';
-import { contentType, JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
+import { CSV_MEDIA, contentType, JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
 import type { ReadPlan, WritePlan } from './plan/types.ts';
+import type { ResponseFormat } from './request.ts';
 
 export interface EngineResponse {
   readonly status: number;
   readonly headers: Record<string, string>;
-  /** JSON text, or null for no body (HEAD, 204). */
+  /** JSON or CSV text, or null for no body (HEAD, 204). */
   readonly body: string | null;
 }
 
@@ -21,8 +22,12 @@ export interface ReadResult {
   readonly body: string | null;
 }
 
-const JSON_TYPE = contentType(JSON_MEDIA);
-const OBJECT_TYPE = contentType(OBJECT_MEDIA);
+/** The Content-Type of each format. */
+const CONTENT_TYPES: Record<ResponseFormat, string> = {
+  json: contentType(JSON_MEDIA),
+  object: contentType(OBJECT_MEDIA),
+  csv: contentType(CSV_MEDIA),
+};
 
 export function respondRead(plan: ReadPlan, result: ReadResult): EngineResponse {
   const { pageTotal: n, total } = result;
@@ -53,7 +58,7 @@ export function respondRead(plan: ReadPlan, result: ReadResult): EngineResponse 
   }
 
   const headers: Record<string, string> = {
-    'Content-Type': plan.format === 'object' ? OBJECT_TYPE : JSON_TYPE,
+    'Content-Type': CONTENT_TYPES[plan.format],
     'Content-Range': contentRange,
     // The same URL answers differently by these headers; caches must key on them.
     Vary: 'Accept, Prefer, Range',
@@ -86,7 +91,7 @@ export function respondWrite(plan: WritePlan, result: WriteResult): EngineRespon
     headers.Location = `${plan.resource.name}?id=eq.${encodeURIComponent(result.locationId)}`;
   }
   const withBody = plan.return === 'representation';
-  if (withBody) headers['Content-Type'] = plan.format === 'object' ? OBJECT_TYPE : JSON_TYPE;
+  if (withBody) headers['Content-Type'] = CONTENT_TYPES[plan.format];
 
   let status: number;
   if (plan.kind === 'insert') status = plan.conflict?.action === 'update' && result.inserted === 0 ? 200 : 201;

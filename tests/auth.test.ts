@@ -200,7 +200,7 @@ describe('authentication is decided before anything else', () => {
       init: { headers: { Accept: 'application/vnd.pgrst.object+json' } },
       otherwise: 406,
     },
-    { name: 'unsupported Accept', path: '/contact', init: { headers: { Accept: 'text/csv' } }, otherwise: 406 },
+    { name: 'unsupported Accept', path: '/contact', init: { headers: { Accept: 'application/xml' } }, otherwise: 406 },
     {
       name: 'strict unknown preference',
       path: '/contact',

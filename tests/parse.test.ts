@@ -1489,6 +1489,23 @@ describe('Accept', () => {
     },
   );
 
+  it.each(['text/csv', 'TEXT/CSV', 'text/csv; charset=utf-8', 'text/csv;header=present'])('%s means CSV', (accept) => {
+    expect(parseAccept(accept)).toBe('csv');
+  });
+
+  it('text/csv by q-value and order, like the other types', () => {
+    expect(parseAccept('application/json;q=0.5, text/csv')).toBe('csv');
+    expect(parseAccept('text/csv;q=0.5, application/json')).toBe('json');
+    expect(parseAccept('text/csv, application/json')).toBe('csv');
+    expect(parseAccept('*/*, text/csv')).toBe('json');
+    expect(parseAccept('text/html, text/csv;q=0.8, */*;q=0.1')).toBe('csv');
+    expect(parseAccept('text/csv;q=0, application/vnd.pgrst.object+json;q=0.1')).toBe('object');
+  });
+
+  it('text/* is not text/csv, as in PostgREST', () => {
+    expect(caught(() => parseAccept('text/*')).code).toBe('NOT_ACCEPTABLE');
+  });
+
   it('vnd.pgrst.object with parameters', () => {
     expect(parseAccept('application/vnd.pgrst.object+json; charset=utf-8')).toBe('object');
   });
@@ -1521,6 +1538,7 @@ describe('Accept', () => {
     expect(e.code).toBe('NOT_ACCEPTABLE');
     expect(e.status).toBe(406);
     expect(e.message).toContain('text/unknown');
+    expect(e.hint).toBe('Accept application/json, application/vnd.pgrst.object+json for a single object, or text/csv.');
   });
 
   it('several unknown types: 406', () => {

@@ -140,7 +140,7 @@ describe('Accept: application/vnd.pgrst.object+json on writes', () => {
 
   it('an Accept the API cannot produce is 406 before anything is written', async () => {
     const name = uniq('one');
-    const res = await post('/calendar', { name }, { Accept: 'text/csv' });
+    const res = await post('/calendar', { name }, { Accept: 'application/xml' });
     expectError(res, 406, 'NOT_ACCEPTABLE');
     expect(await countWhere('calendar', 'name', name)).toBe(0);
   });

@@ -19,6 +19,23 @@ const byType = (type: string, then: (t: CustomFieldType) => string, otherwise = 
 const STORED_VALUE = byType('cf."type"', (t) => `to_jsonb(v.${ident(CUSTOM_FIELD_TYPES[t].column)})`);
 
 /**
+ * A typed value as PostgreSQL prints it (`t`, `{a,b}`, `2026-12-01 09:00:00+00`), as CSV shows
+ * columns (compile/csv.ts); NULL stays NULL. `concat` prints with the type's output function.
+ */
+const printed = (value: string) => `CASE WHEN ${value} IS NOT NULL THEN concat(${value}) END`;
+
+/** A stored value as text, as `printed` gives it. */
+const STORED_TEXT = byType('cf."type"', (t) => printed(`v.${ident(CUSTOM_FIELD_TYPES[t].column)}`));
+
+/** Where the stored values are read: the record's alias, the organisation's SQL, and whether as text. */
+export interface StoredOptions {
+  readonly table?: string;
+  readonly scoped?: string;
+  /** Each value as the text of its typed column (for CSV) rather than JSON. */
+  readonly text?: boolean;
+}
+
+/**
  * The stored custom-field values of row `table` as one jsonb object, or NULL when it has none.
  * `keys` are the object's other keys: a custom field never hides or repeats one of them.
  */
@@ -26,13 +43,12 @@ export function storedCustomFields(
   custom: CustomFields,
   keys: readonly string[],
   params: Params,
-  table = 't',
-  scoped = SCOPED,
+  { table = 't', scoped = SCOPED, text = false }: StoredOptions = {},
 ): string {
   const reserved = params.add(arrayLiteral(keys), 'text[]');
   const entity = params.add(custom.entity, 'text');
   return (
-    `(SELECT jsonb_object_agg(cf."key", ${STORED_VALUE}) FROM ${ident(custom.table)} v` +
+    `(SELECT jsonb_object_agg(cf."key", ${text ? STORED_TEXT : STORED_VALUE}) FROM ${ident(custom.table)} v` +
     ` JOIN ${ident(custom.definitions)} cf ON cf."organisation_id" = v."organisation_id"` +
     ` AND cf."id" = v."custom_field_id" AND cf."entity" = ${entity}` +
     ` WHERE v."organisation_id" = ${scoped} AND v.${ident(custom.parentKey)} = ${table}."id"` +
@@ -69,6 +85,10 @@ function typedValue(t: CustomFieldType, value: string): string {
   const text = `(${value} #>> '{}')`;
   return spec.kind === 'text' ? text : `${text}::${SQL_TYPE[spec.kind]}`;
 }
+
+/** The jsonb `value` of a field of type `type` (both SQL expressions) as `printed` gives its typed column. */
+export const customValueText = (value: string, type: string): string =>
+  `CASE WHEN jsonb_typeof(${value}) <> 'null' THEN ${byType(type, (t) => printed(typedValue(t, value)))} END`;
 
 /**
  * Writes custom-field values: `source` is a FROM item aliased `c` with columns `organisation_id`,

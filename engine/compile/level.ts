@@ -132,9 +132,10 @@ export class ReadCompiler {
 
   /**
    * A level over `table`: its SELECT, whose rows are the level's objects. `paged`: whether its
-   * order, limit and offset apply (a count of groups leaves them out).
+   * order, limit and offset apply (a count of groups leaves them out); `csv`: whether custom-field
+   * values are wanted as CSV prints them.
    */
-  level(level: ReadLevel, table: string, link: Link | null, paged = true): CompiledLevel {
+  level(level: ReadLevel, table: string, link: Link | null, { paged = true, csv = false } = {}): CompiledLevel {
     const from = `${ident(level.resource.table)} ${table}`;
     const where = this.where(level, table, link);
     const lateral = new Map<PlannedEmbed, string>();
@@ -154,11 +155,14 @@ export class ReadCompiler {
           level.resource.customFields!,
           level.columns.map((c) => c.key),
           this.params,
-          table,
-          this.scoped,
+          { table, scoped: this.scoped, text: csv },
         )
       : null;
-    const p = projection(list, custom);
+    const p = projection(
+      list,
+      level.columns.map((c) => c.key),
+      custom,
+    );
     const page = paged ? this.#page(level, table) : '';
     if (level.grouped) {
       const keys = level.columns.filter((c) => c.kind === 'field' || c.kind === 'spread');
@@ -176,7 +180,7 @@ export class ReadCompiler {
     const from = `${ident(level.resource.table)} t`;
     if (!level.grouped && upTo === null) return `(SELECT count(*) FROM ${from}${this.where(level, 't')})`;
     const rows = level.grouped
-      ? this.level(level, 't', null, false).sql
+      ? this.level(level, 't', null, { paged: false }).sql
       : `SELECT 1 FROM ${from}${this.where(level, 't')}`;
     return `(SELECT count(*) FROM (${rows}${upTo === null ? '' : ` LIMIT ${upTo}`}) c)`;
   }

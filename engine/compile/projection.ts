@@ -5,6 +5,8 @@
  */
 import type { PlannedColumn, ReadColumn } from '../plan/types.ts';
 import type { Resource } from '../registry.ts';
+import type { ResponseFormat } from '../request.ts';
+import { type CsvRow, csvBody } from './csv.ts';
 import { ident, type Params } from './sql.ts';
 import { target } from './where.ts';
 
@@ -14,7 +16,7 @@ export interface Projection {
   /** What follows the FROM items to make that list work. */
   readonly join: string;
   /** One object over the projected row aliased `_t`: a record json_agg turns into JSON, or JSON text. */
-  readonly row: { readonly kind: 'record' | 'text'; readonly sql: string };
+  readonly row: { readonly kind: 'record' | 'text'; readonly sql: string; readonly csv: CsvRow };
 }
 
 /** Whether the columns are the table's own, in order, untouched: `t.*` then costs PostgreSQL least. */
@@ -49,9 +51,14 @@ export function fieldList(
   return columns.map((c) => `${fieldValue(c, params, 't')} AS ${ident(c.key)}`).join(', ');
 }
 
-/** `list` as a projection; `customFields` is an SQL expression giving the custom-field jsonb object, or null. */
-export function projection(list: string, customFields: string | null): Projection {
-  if (customFields === null) return { select: list, join: '', row: { kind: 'record', sql: '_t' } };
+/**
+ * `list` (whose keys are `keys`) as a projection; `customFields` is an SQL expression giving the
+ * custom-field jsonb object (for CSV, its values as text: storedCustomFields' `text`), or null.
+ */
+export function projection(list: string, keys: readonly string[], customFields: string | null): Projection {
+  if (customFields === null) {
+    return { select: list, join: '', row: { kind: 'record', sql: '_t', csv: { keys, record: '_t', custom: null } } };
+  }
   // The row's JSON text with the custom-field object's members spliced in before its closing
   // brace: both are PostgreSQL's own JSON, so the result is JSON without being parsed again.
   return {
@@ -62,6 +69,7 @@ export function projection(list: string, customFields: string | null): Projectio
       sql:
         'CASE WHEN _t."__cf" IS NULL THEN to_json(_t."__row")::text' +
         ` ELSE left(to_json(_t."__row")::text, -1) || ',' || substr(_t."__cf"::text, 2) END`,
+      csv: { keys, record: '_t."__row"', custom: '_t."__cf"' },
     },
   };
 }
@@ -70,9 +78,10 @@ export function projection(list: string, customFields: string | null): Projectio
 export const rowJson = (row: Projection['row']): string =>
   row.kind === 'record' ? `to_json(${row.sql})` : `(${row.sql})::json`;
 
-/** The response body: an array of objects, one object (singular), or nothing. */
-export function jsonBody(row: Projection['row'], format: 'json' | 'object' | 'none'): string {
+/** The response body: an array of objects, one object (singular), CSV (compile/csv.ts), or nothing. */
+export function jsonBody(row: Projection['row'], format: ResponseFormat | 'none', params: Params): string {
   if (format === 'none') return 'NULL::text';
+  if (format === 'csv') return csvBody(row.csv, params);
   if (row.kind === 'text') {
     return format === 'object'
       ? `(array_agg(${row.sql}))[1]`

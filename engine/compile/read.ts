@@ -1,6 +1,6 @@
 /**
  * A read plan to one statement that returns one row: whether the scope resolved, the page's row
- * count, the total (when a count was asked for) and the JSON body, built by PostgreSQL.
+ * count, the total (when a count was asked for) and the body (JSON or CSV), built by PostgreSQL.
  *
  *   WITH scope AS (...)
  *   SELECT (SELECT count(*) FROM scope)::int AS authorized, <organisation> AS organisation_id,
@@ -25,14 +25,14 @@ export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
   const params = new Params();
   const cte = scopeCte(scope, params);
   const compiler = new ReadCompiler(params, SCOPED);
-  const rows = compiler.level(plan, 't', null);
+  const rows = compiler.level(plan, 't', null, { csv: plan.format === 'csv' });
 
   // exact: every matching row counted. estimated: counted up to MAX_ROWS + 1, past which the
   // engine asks the planner (compileCountEstimate). planned: the planner alone.
   let total = 'NULL::int8';
   if (plan.count === 'exact') total = compiler.count(plan);
   if (plan.count === 'estimated') total = compiler.count(plan, params.add(String(plan.limitOfCount), 'int8'));
-  const body = jsonBody(rows.row, plan.head ? 'none' : plan.format);
+  const body = jsonBody(rows.row, plan.head ? 'none' : plan.format, params);
   // The organisation the scope resolved to, which an estimate is asked for (compileCountEstimate).
   const organisation = plan.count === 'planned' || plan.count === 'estimated' ? `${SCOPED}::text` : 'NULL::text';
 

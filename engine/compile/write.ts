@@ -15,7 +15,7 @@
 import { CUSTOM_FIELD_TYPES } from '../custom-fields.ts';
 import type { DeletePlan, InsertPlan, UpdatePlan, WritePlan } from '../plan/types.ts';
 import { arrayLiteral } from '../plan/values.ts';
-import { customValueFits, storedCustomFields, upsertCustomValues } from './custom-fields.ts';
+import { customValueFits, customValueText, storedCustomFields, upsertCustomValues } from './custom-fields.ts';
 import { fieldList, jsonBody, projection } from './projection.ts';
 import { where } from './read.ts';
 import { type Scope, scopeCte } from './scope.ts';
@@ -143,16 +143,20 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   const represented = plan.return === 'representation';
   if (represented && plan.customFields) {
     const keys = plan.columns.map((c) => c.key);
-    const stored = storedCustomFields(plan.resource.customFields!, keys, params);
+    const csv = plan.format === 'csv';
+    const stored = storedCustomFields(plan.resource.customFields!, keys, params, { text: csv });
+    // For CSV a value is converted to its type, so only one that fits (the others abort the write).
+    const written = csv ? `CASE WHEN c.fits THEN ${customValueText('c.value', 'c.type')} END` : 'c.value';
     customFields = custom
-      ? `nullif(coalesce(${stored}, '{}') || coalesce((SELECT jsonb_object_agg(c.key, c.value) FROM custom_in c` +
+      ? `nullif(coalesce(${stored}, '{}') || coalesce((SELECT jsonb_object_agg(c.key, ${written}) FROM custom_in c` +
         ` WHERE c.id IS NOT NULL AND c.key <> ALL(${params.add(arrayLiteral(keys), 'text[]')})), '{}'), '{}')`
       : stored;
   }
   let body = 'NULL::text';
   if (represented) {
-    const p = projection(fieldList(plan.resource, plan.columns, params, false), customFields);
-    body = `(SELECT ${jsonBody(p.row, plan.format)} FROM (SELECT ${p.select} FROM written t${p.join}) _t)`;
+    const keys = plan.columns.map((c) => c.key);
+    const p = projection(fieldList(plan.resource, plan.columns, params, false), keys, customFields);
+    body = `(SELECT ${jsonBody(p.row, plan.format, params)} FROM (SELECT ${p.select} FROM written t${p.join}) _t)`;
   }
 
   // One pass over the written rows gives the counts, the Location id and the checks.

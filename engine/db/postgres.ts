@@ -98,6 +98,8 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
       connection: {
         application_name: 'engage',
         TimeZone: 'UTC',
+        // CSV prints dates and timestamps as PostgreSQL does (compile/csv.ts): always in ISO form.
+        DateStyle: 'ISO, MDY',
         statement_timeout: options.statementTimeoutMs ?? 0,
         plan_cache_mode: PLAN_CACHE_MODE,
         ...PLANNER_SETTINGS,

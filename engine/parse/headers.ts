@@ -1,6 +1,6 @@
 /** The request headers the engine reads: Prefer, Range, Range-Unit and Accept. */
 import { ApiError } from '../errors.ts';
-import { JSON_MEDIA, OBJECT_MEDIA } from '../media-types.ts';
+import { CSV_MEDIA, JSON_MEDIA, OBJECT_MEDIA } from '../media-types.ts';
 import type { Preferences, RangeHeader, ResponseFormat } from '../request.ts';
 
 export type HeaderLookup = (name: string) => string | null | undefined;
@@ -100,8 +100,9 @@ export function parseAccept(header: string | null | undefined): ResponseFormat {
   for (const { type } of offered) {
     if (JSON_TYPES.has(type)) return 'json';
     if (OBJECT_TYPES.has(type)) return 'object';
+    if (type === CSV_MEDIA) return 'csv';
   }
   throw new ApiError('NOT_ACCEPTABLE', `none of these media types are available: ${header}`, {
-    hint: 'Accept application/json, or application/vnd.pgrst.object+json for a single object.',
+    hint: 'Accept application/json, application/vnd.pgrst.object+json for a single object, or text/csv.',
   });
 }
