@@ -192,3 +192,37 @@ describe('a resource with custom fields and keyset pages, added in the registry 
     expect(await imported.json()).toEqual([expect.objectContaining({ subject: 'Imported', sla_hours: 8 })]);
   });
 });
+
+describe('relations, from the foreign keys of schema/tables.ts', () => {
+  const registry = createRegistry(resources);
+  const relations = (name: string) =>
+    registry
+      .get(name)!
+      .relations.map((r) => `${r.name}:${r.cardinality}:${r.foreignKey}:${r.parentField}->${r.targetField}`)
+      .sort();
+
+  it('reads each foreign key both ways: to one from the referencing resource, to many from the referenced', () => {
+    expect(relations('deal')).toEqual(['contact:one:deal_contact_fkey:contact_id->id']);
+    expect(relations('contact')).toEqual([
+      'appointment:many:appointment_contact_fkey:id->contact_id',
+      'appointment_details:many:appointment_contact_fkey:id->contact_id',
+      'deal:many:deal_contact_fkey:id->contact_id',
+    ]);
+  });
+
+  it('leads only to resources that offer GET (contact_note has none, so contact cannot embed it)', () => {
+    for (const resource of registry.resources) {
+      for (const relation of resource.relations) expect(relation.target.verbs.has('GET')).toBe(true);
+    }
+    expect(registry.get('contact')!.relations.map((r) => r.name)).not.toContain('contact_note');
+  });
+
+  it('renames or hides a relation by its foreign key, and refuses a name that is no foreign key of it', () => {
+    const deal = resources.find((r) => r.name === 'deal')!;
+    const rename = (relations: Record<string, string | false>) =>
+      createRegistry(resources.map((r) => (r === deal ? { ...deal, relations } : r))).get('deal')!.relations;
+    expect(rename({ deal_contact_fkey: 'buyer' }).map((r) => r.name)).toEqual(['buyer']);
+    expect(rename({ deal_contact_fkey: false })).toEqual([]);
+    expect(() => rename({ nope_fkey: 'x' })).toThrow(/nope_fkey/);
+  });
+});
