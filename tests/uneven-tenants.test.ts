@@ -297,6 +297,65 @@ describe('no plan reads another organisation’s rows first', () => {
   });
 });
 
+/** The scans of `table` in a plan, as `type using index (condition)`. */
+const scansOf = (plan: PlanNode, table: string): string[] =>
+  nodes(plan)
+    .filter(({ node, table: t }) => t === table && node['Node Type'].endsWith('Scan'))
+    .filter(({ node }) => node['Node Type'] !== 'Bitmap Heap Scan')
+    .map(({ node }) => `${node['Node Type']} using ${node['Index Name'] ?? '-'} (${node['Index Cond'] ?? ''})`);
+
+describe('every embed is served by an index led by organisation_id (issue 11)', () => {
+  // [request, embedded table, how the embedded table must be reached besides: an index, a column in the
+  // index condition, or (null) any index led by organisation_id with it in the condition]
+  const EMBEDS: Array<[string, string, { index: string } | { cond: string } | null]> = [
+    // The contact of each deal: one lookup by contact's key (organisation_id, id).
+    ['deal?select=*,contact(*)', 'contact', { index: 'contact_pkey' }],
+    ['contact?select=*,deal(*)', 'deal', { cond: 'contact_id = ' }],
+    ['contact?select=*,appointment(*)', 'appointment', { cond: 'contact_id = ' }],
+    // !inner with an embedded filter: an EXISTS on deal, which the planner may make a semi join walking
+    // the organisation's contacts and deals in id / contact_id order (no per-contact condition), beside
+    // the embed's own per-contact lookup.
+    ['contact?select=id,deal!inner(id)&deal.value=gt.1', 'deal', null],
+    // The parent ordered by its contact's name: a lookup by contact's key per deal.
+    ['deal?select=name&order=contact(display_name)', 'contact', { index: 'contact_pkey' }],
+    ['contact?select=id,deal(count)', 'deal', { cond: 'contact_id = ' }],
+    ['appointment?select=*,appointment_custom_field(*)', 'appointment_custom_field', { cond: 'appointment_id = ' }],
+  ];
+
+  it('the relations explained here exist', () => {
+    const names = (resource: string) => registry.get(resource)!.relations.map((r) => r.name);
+    expect(names('deal')).toContain('contact');
+    expect(names('contact')).toEqual(expect.arrayContaining(['deal', 'appointment']));
+    expect(names('appointment')).toContain('appointment_custom_field');
+  });
+
+  it.each(EMBEDS)(
+    'GET %s reads %s through an index led by organisation_id',
+    async (request, table, reach) => {
+      const [resource, query] = request.split('?') as [string, string];
+      const statements: Array<[string, CompiledStatement]> = [
+        [request, read(resource, query)],
+        [`${request} (a page of 25, counted)`, read(resource, `${query}&limit=25`, 'count=exact')],
+      ];
+      expect(await faultsOf(statements)).toEqual([]);
+      for (const [label, statement] of statements) {
+        const plan = await preparedPlan(statement);
+        const scans = scansOf(plan, table);
+        const shown = `${label}: ${JSON.stringify(scans)}`;
+        expect(scans.length, shown).toBeGreaterThan(0);
+        for (const scan of scans) {
+          expect(scan, shown).toMatch(/^(Index|Index Only|Bitmap Index) Scan using \S+ \(.*organisation_id = /);
+          const index = scan.split(' using ')[1]!.split(' ')[0]!;
+          expect(leadingColumn.get(index), shown).toBe('organisation_id');
+          if (reach && 'index' in reach) expect(index, shown).toBe(reach.index);
+          else if (reach) expect(scan, shown).toContain(reach.cond);
+        }
+      }
+    },
+    SLOW,
+  );
+});
+
 describe('count=planned and count=estimated are the caller’s organisation’s', () => {
   const total = async (org: Organisation, query: string, prefer: string) => {
     const res = await t.call(`/contact?${query}`, org.token, { headers: { Prefer: prefer } });
