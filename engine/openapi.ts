@@ -269,7 +269,7 @@ function orderParameter(resource: Resource): Json {
   const related = toOne(resource).filter((r) => orderable(r.target).length > 0);
   const byRelation = related.length
     ? '\nBy a field of a to-one relation, `relation(field)` with the same suffixes, e.g. ' +
-      `\`${related[0]!.name}(${orderable(related[0]!.target).at(-1)}).desc\`: ` +
+      `\`${related[0]!.name}(${orderable(related[0]!.target).at(-1)}).desc\`. To-one relations and their fields: ` +
       `${related.map((r) => `${r.name}(${orderable(r.target).join('|')})`).join(', ')}.`
     : '';
   return {
@@ -328,8 +328,8 @@ function aggregatesSentence(resource: Resource): string {
 }
 
 const CUSTOM_EMBED_NOTE =
-  'Embedding a resource with custom fields with `*` brings their values as properties; spreading it with `*` ' +
-  'is refused.';
+  'Embedding a `*_details` resource with `*` brings its custom-field values as properties; spreading one ' +
+  'with `*` is refused.';
 
 /** The select of a resource's reads: fields, embedding, spread and aggregates, and the relations it has. */
 function readSelectParameter(resource: Resource): Json {

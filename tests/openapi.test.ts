@@ -4,7 +4,15 @@ import { buildOpenApi } from '../engine/openapi.ts';
 import { parsePreferences } from '../engine/parse/headers.ts';
 import { parseRequest } from '../engine/parse/index.ts';
 import { planRead } from '../engine/plan/read.ts';
-import { createRegistry, defineResource, type FieldKind, type Registry, type Resource } from '../engine/registry.ts';
+import {
+  createRegistry,
+  defineResource,
+  FIELD_KINDS,
+  type FieldKind,
+  type Registry,
+  type Resource,
+} from '../engine/registry.ts';
+import { AGGREGATES } from '../engine/request.ts';
 import { resources } from '../schema/registry.ts';
 
 type Json = Record<string, unknown>;
@@ -340,6 +348,11 @@ describe('buildOpenApi: parameters', () => {
     const hint = errorOf(() => planGet(registry.get('deal')!, 'select=name::nocast')).hint;
     expect(documented).toEqual(listAfter(hint, 'Casts allowed in select:'));
     expect(doc.components.parameters.select!.description).toContain('Filtering Columns');
+    for (const resource of registry.resources.filter((r) => r.verbs.has('GET'))) {
+      const select = parameter(doc, `/${resource.name}`, 'get', 'select')!;
+      expect(listAfter(select.description, 'Casts:'), resource.name).toEqual(documented);
+      expect(select.description).toContain('Filtering Columns');
+    }
   });
 
   it('documents only Prefer values the engine accepts under handling=strict', () => {
@@ -461,6 +474,160 @@ describe('buildOpenApi: operations', () => {
       '415',
     ]);
     expect(Object.keys(doc.paths['/deal']!.delete!.responses)).toEqual(['200', '204', '400', '401']);
+  });
+});
+
+describe('buildOpenApi: relations', () => {
+  const readable = registry.resources.filter((r) => r.verbs.has('GET'));
+  const selectOf = (document: Document, resource: Resource) =>
+    parameter(document, `/${resource.name}`, 'get', 'select')?.description ?? '';
+  const xRelations = (document: Document, name: string) =>
+    document.components.schemas[name]!['x-relations'] as Json[] | undefined;
+
+  it('has relations to describe', () => {
+    // Embeds both ways: deal -> contact (to one) and contact -> deal (to many).
+    expect(registry.get('deal')!.relations.map((r) => `${r.name}:${r.cardinality}`)).toContain('contact:one');
+    expect(registry.get('contact')!.relations.map((r) => `${r.name}:${r.cardinality}`)).toContain('deal:many');
+  });
+
+  it('lists on the schema of each readable resource its relations as the registry derives them (x-relations)', () => {
+    for (const resource of registry.resources) {
+      const expected =
+        resource.verbs.has('GET') && resource.relations.length > 0
+          ? resource.relations.map((r) => ({
+              name: r.name,
+              target: r.target.name,
+              cardinality: r.cardinality,
+              foreign_key: r.foreignKey,
+              field: r.parentField,
+              target_field: r.targetField,
+            }))
+          : undefined;
+      expect(xRelations(doc, resource.name), resource.name).toEqual(expected);
+    }
+  });
+
+  it('leads each x-relation to a readable path and schema, joining fields both ends have', () => {
+    for (const resource of readable) {
+      for (const relation of xRelations(doc, resource.name) ?? []) {
+        const target = String(relation.target);
+        expect(doc.paths[`/${target}`]?.get, `${resource.name} -> ${target}`).toBeDefined();
+        expect(doc.components.schemas[resource.name]!.properties).toHaveProperty(String(relation.field));
+        expect(doc.components.schemas[target]!.properties).toHaveProperty(String(relation.target_field));
+      }
+    }
+  });
+
+  it("names in the select of each read the resource's relations, as the UNKNOWN_RELATION hint does", () => {
+    for (const resource of readable) {
+      const error = errorOf(() => planGet(resource, 'select=*,no_such_relation(*)'));
+      expect(error.code).toBe('UNKNOWN_RELATION');
+      expect(selectOf(doc, resource).split('\n'), resource.name).toContainEqual(expect.stringContaining(error.hint!));
+    }
+    expect(selectOf(doc, registry.get('deal')!)).toContain('Relations of deal: contact (to one, deal_contact_fkey).');
+    expect(selectOf(doc, registry.get('segment')!)).toContain('segment has no relations to embed.');
+  });
+
+  it('describes only relations the planner embeds, by name, foreign key and alias, in every form', () => {
+    for (const resource of readable) {
+      for (const relation of resource.relations) {
+        const embed = `${relation.name}!${relation.foreignKey}`;
+        for (const select of [`*,${embed}(*)`, `*,x:${embed}!inner()`, `*,...${embed}(${relation.targetField})`]) {
+          expect(() => planGet(resource, `select=${select}`), `${resource.name}?select=${select}`).not.toThrow();
+        }
+        expect(() => planGet(resource, `select=*,${embed}(*)&${relation.name}.limit=1`)).not.toThrow();
+        expect(() => planGet(resource, `select=*,${embed}()&${relation.name}=not.is.null`)).not.toThrow();
+      }
+    }
+  });
+
+  it('documents embedding, spread, aggregates and embed parameters in the select of reads, not of writes', () => {
+    const forms = ['rel(fields)', 'alias:rel(', '!inner', '!left', 'rel!fk(', 'rel()', '...rel(', 'count()'];
+    const parameters = ['rel.field=op.value', 'rel.or=(', 'rel.order=', 'rel.limit=', 'rel.offset=', 'rel=is.null'];
+    for (const resource of readable.filter((r) => r.relations.length > 0)) {
+      const description = selectOf(doc, resource);
+      for (const text of [...forms, ...parameters, 'NOT_EMBEDDED']) expect(description, resource.name).toContain(text);
+    }
+    // A resource with nothing to embed is not told about embedding, only aggregates.
+    expect(selectOf(doc, registry.get('segment')!)).not.toContain('Resource embedding');
+    expect(selectOf(doc, registry.get('segment')!)).toContain('count()');
+    const writes = doc.components.parameters.select!.description!;
+    expect(writes).toContain('cannot embed or aggregate');
+    for (const method of ['post', 'patch', 'delete']) {
+      expect(doc.paths['/deal']![method]!.parameters).toContainEqual({ $ref: '#/components/parameters/select' });
+    }
+    expect(doc.paths['/deal']!.get!.parameters).toContainEqual({ $ref: '#/components/parameters/select.deal' });
+    expect(doc.paths['/deal']!.head!.parameters).toEqual(doc.paths['/deal']!.get!.parameters);
+  });
+
+  it('documents for each aggregate exactly the field kinds the planner accepts', () => {
+    const description = selectOf(doc, registry.get('deal')!);
+    const fieldOfKind = new Map<FieldKind, [Resource, string]>();
+    for (const resource of readable) {
+      for (const field of resource.fields) {
+        if (!fieldOfKind.has(field.kind)) fieldOfKind.set(field.kind, [resource, field.name]);
+      }
+    }
+    for (const fn of AGGREGATES) {
+      const match = new RegExp(`\`field\\.${fn}\\(\\)\` \\(([^)]*)\\)`).exec(description);
+      expect(match, fn).not.toBeNull();
+      const kinds = match![1] === 'any field' ? FIELD_KINDS : match![1]!.split(', ');
+      for (const [kind, [resource, field]] of fieldOfKind) {
+        const plan = () => planGet(resource, `select=${field}.${fn}()`);
+        if (kinds.includes(kind)) expect(plan, `${field}.${fn}() (${kind})`).not.toThrow();
+        else expect(errorOf(plan).code, `${field}.${fn}() (${kind})`).toBe('INVALID_AGGREGATE');
+      }
+    }
+    expect(() => planGet(registry.get('deal')!, 'select=currency,count()')).not.toThrow();
+  });
+
+  it("offers ordering by each to-one relation's order fields, as the planner allows", () => {
+    for (const resource of readable) {
+      const description = parameter(doc, `/${resource.name}`, 'get', 'order')?.description ?? '';
+      const toOne = resource.relations.filter((r) => r.cardinality === 'one');
+      if (toOne.length === 0) {
+        expect(description).not.toContain('to-one relation');
+        continue;
+      }
+      const terms = listAfter(description, 'To-one relations and their fields:');
+      expect(terms.map((t) => t.replace(/\(.*/, ''))).toEqual(toOne.map((r) => r.name));
+      for (const term of terms) {
+        const [, name, fields] = /^(\w+)\(([^)]*)\)$/.exec(term)!;
+        const relation = toOne.find((r) => r.name === name)!;
+        expect(fields!.split('|').sort()).toEqual(
+          relation.target.fields
+            .filter((f) => f.orderable)
+            .map((f) => f.name)
+            .sort(),
+        );
+        for (const field of fields!.split('|')) {
+          const query = `select=*,${name}!${relation.foreignKey}(*)&order=${name}(${field}).desc`;
+          expect(() => planGet(resource, query), `${resource.name}?${query}`).not.toThrow();
+        }
+      }
+    }
+    const contact = registry.get('contact')!;
+    expect(errorOf(() => planGet(contact, 'select=*,deal(*)&order=deal(id)')).code).toBe('INVALID_QUERY');
+  });
+
+  it('shows a relation renamed or hidden by the registry, and aggregates turned off, as the registry has them', () => {
+    const changed = createRegistry(
+      resources.map((r) =>
+        r.name === 'deal'
+          ? { ...r, relations: { deal_contact_fkey: 'buyer' } }
+          : r.name === 'contact'
+            ? { ...r, relations: { appointment_contact_fkey: false }, aggregates: false }
+            : r,
+      ),
+    );
+    const document = build(changed);
+    expect(xRelations(document, 'deal')?.map((r) => r.name)).toEqual(['buyer']);
+    expect(selectOf(document, changed.get('deal')!)).toContain('Relations of deal: buyer (to one, deal_contact_fkey).');
+    expect(parameter(document, '/deal', 'get', 'order')?.description).toContain('buyer(');
+    expect(xRelations(document, 'contact')?.map((r) => r.name)).toEqual(['deal']);
+    expect(selectOf(document, changed.get('contact')!)).toContain('contact does not offer them');
+    expect(errorOf(() => planGet(changed.get('contact')!, 'select=count()')).code).toBe('INVALID_AGGREGATE');
+    expect(() => planGet(changed.get('deal')!, 'select=*,buyer(*)&order=buyer(display_name)')).not.toThrow();
   });
 });
 
