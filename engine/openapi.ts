@@ -11,6 +11,7 @@ import { CSV_MEDIA, JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
 import { OPERATORS_BY_KIND } from './operators.ts';
 import { bodySchemas } from './plan/body.ts';
 import { AGGREGATE_KINDS, SELECT_CASTS } from './plan/casts.ts';
+import { relationsHint } from './plan/relations.ts';
 import {
   FIELD_KINDS,
   type Field,
@@ -268,7 +269,7 @@ function orderParameter(resource: Resource): Json {
   const fields = orderable(resource);
   const related = toOne(resource).filter((r) => orderable(r.target).length > 0);
   const byRelation = related.length
-    ? '\nBy a field of a to-one relation, `relation(field)` with the same suffixes, e.g. ' +
+    ? '\nBy a field of a to-one relation embedded in select, `relation(field)` with the same suffixes, e.g. ' +
       `\`${related[0]!.name}(${orderable(related[0]!.target).at(-1)}).desc\`. To-one relations and their fields: ` +
       `${related.map((r) => `${r.name}(${orderable(r.target).join('|')})`).join(', ')}.`
     : '';
@@ -280,14 +281,6 @@ function orderParameter(resource: Resource): Json {
     ),
     example: `${fields[0]}.desc`,
   };
-}
-
-/** How the select of reads and the UNKNOWN_RELATION hint list a resource's relations. */
-function relationsSentence(resource: Resource): string {
-  const describe = (r: Relation) => `${r.name} (to ${r.cardinality}, ${r.foreignKey})`;
-  return resource.relations.length
-    ? `Relations of ${resource.name}: ${resource.relations.map(describe).join(', ')}.`
-    : `${resource.name} has no relations to embed.`;
 }
 
 const EMBEDDING =
@@ -340,7 +333,7 @@ function readSelectParameter(resource: Resource): Json {
     ...(relations ? [EMBEDDING, SPREAD] : []),
     aggregatesSentence(resource),
     ...(relations ? [EMBED_PARAMETERS] : []),
-    [relationsSentence(resource), custom ? CUSTOM_EMBED_NOTE : ''].filter(Boolean).join(' '),
+    [relationsHint(resource), custom ? CUSTOM_EMBED_NOTE : ''].filter(Boolean).join(' '),
     `Casts: ${SELECT_CASTS.join(', ')}.`,
   ];
   // Paragraphs, as Markdown renders them.

@@ -269,10 +269,12 @@ describe('embeds in select()', () => {
     ]);
   });
 
-  it("order by a to-one embed's field: order('contact(display_name)')", async () => {
+  it("order by a to-one embed's field: order('contact(display_name)'), the embed in select", async () => {
+    const unembedded = await client(org.token).from('deal').select('name').order('contact(display_name)');
+    expect(unembedded.error?.code).toBe('NOT_EMBEDDED');
     const { data, error } = await client(org.token)
       .from('deal')
-      .select('name')
+      .select('name, contact()')
       .order('contact(display_name)')
       .order('won_at');
     expect(lastQuery().get('order')).toBe('contact(display_name).asc,won_at.asc');
@@ -285,6 +287,23 @@ describe('embeds in select()', () => {
           nullsLast(a.won_at, b.won_at),
       )
       .map((d) => ({ name: d.name }));
+    expect(data).toEqual(expected);
+  });
+  it('ordering by an embed sorts by the embed as filtered: a filtered-out contact sorts as null', async () => {
+    const { data, error } = await client(org.token)
+      .from('deal')
+      .select('name, contact(display_name)')
+      .eq('contact.city', 'Zürich')
+      .order('contact(display_name)', { ascending: false, nullsFirst: false })
+      .order('won_at');
+    expect(error).toBeNull();
+    const shown = (d: (typeof DEALS)[number]) => {
+      const contact = contactOf(d.contact);
+      return contact?.city === 'Zürich' ? contact.display_name : null;
+    };
+    const expected = [...DEALS]
+      .sort((a, b) => descNullsLast(shown(a), shown(b)) || nullsLast(a.won_at, b.won_at))
+      .map((d) => ({ name: d.name, contact: shown(d) === null ? null : { display_name: shown(d) } }));
     expect(data).toEqual(expected);
   });
 });

@@ -317,7 +317,7 @@ describe('every embed is served by an index led by organisation_id (issue 11)', 
     // the embed's own per-contact lookup.
     ['contact?select=id,deal!inner(id)&deal.value=gt.1', 'deal', null],
     // The parent ordered by its contact's name: a lookup by contact's key per deal.
-    ['deal?select=name&order=contact(display_name)', 'contact', { index: 'contact_pkey' }],
+    ['deal?select=name,contact()&order=contact(display_name)', 'contact', { index: 'contact_pkey' }],
     ['contact?select=id,deal(count)', 'deal', { cond: 'contact_id = ' }],
     ['appointment?select=*,appointment_custom_field(*)', 'appointment_custom_field', { cond: 'appointment_id = ' }],
   ];

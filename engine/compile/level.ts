@@ -10,7 +10,7 @@
  * object; a level with aggregates groups by its other columns (and by its to-one spreads'). Every
  * level is matched to its parent and to the caller's organisation (relation.ts).
  */
-import type { PlannedEmbed, ReadColumn, ReadLevel } from '../plan/types.ts';
+import type { PlannedEmbed, ReadColumn, ReadLevel, Target } from '../plan/types.ts';
 import type { Relation } from '../registry.ts';
 import type { AggregateFunction } from '../request.ts';
 import { storedCustomFields } from './custom-fields.ts';
@@ -55,7 +55,20 @@ export class ReadCompiler {
   }
 
   #context(table: string): LevelContext {
-    return { params: this.params, table, scoped: this.scoped, exists: (embed) => this.#exists(embed, table) };
+    return {
+      params: this.params,
+      table,
+      scoped: this.scoped,
+      exists: (embed) => this.#exists(embed, table),
+      embedded: (embed, field) => this.#embeddedValue(embed, field, table),
+    };
+  }
+
+  /** A field of a to-one embed's row for the parent row `parent`, after the embed's filters (null without one). */
+  #embeddedValue(embed: PlannedEmbed, field: Target, parent: string): string {
+    const table = this.#fresh('t');
+    const from = `${ident(embed.level.resource.table)} ${table}`;
+    return `(SELECT ${target(field, this.params, table)} FROM ${from}${this.where(embed.level, table, { relation: embed.relation, parent })})`;
   }
 
   /** The root level's WHERE, which its count repeats: compiled once, its values bound once. */

@@ -1,7 +1,6 @@
 /** Conditions, targets and ORDER BY terms to SQL, over a table aliased `t` (or the level's alias). */
 import type { Operator } from '../operators.ts';
 import type { PlannedCondition, PlannedEmbed, PlannedOperation, PlannedOrder, Target } from '../plan/types.ts';
-import { related } from './relation.ts';
 import { ident, type Params, SQL_TYPE } from './sql.ts';
 
 /**
@@ -80,6 +79,8 @@ export interface LevelContext {
   readonly scoped: string;
   /** `EXISTS (...)` over an embed's matching rows; only reads have embeds. */
   readonly exists?: (embed: PlannedEmbed) => string;
+  /** The value of a field of a to-one embed's row (after its filters), for ordering by it. */
+  readonly embedded?: (embed: PlannedEmbed, field: Target) => string;
 }
 
 export function condition(c: PlannedCondition, ctx: LevelContext): string {
@@ -103,12 +104,11 @@ export function condition(c: PlannedCondition, ctx: LevelContext): string {
 const DIRECTION_SQL = { asc: 'ASC', desc: 'DESC' } as const;
 const NULLS_SQL = { first: 'NULLS FIRST', last: 'NULLS LAST' } as const;
 
-/** The value an order term sorts by: a field of the level, or of its related row (`contact(display_name)`). */
+/** The value an order term sorts by: a field of the level, or of a to-one embed (`contact(display_name)`). */
 function orderValue(o: PlannedOrder, ctx: LevelContext): string {
-  if (o.relation === null) return target(o.target, ctx.params, ctx.table);
-  const alias = `${ctx.table}_o`;
-  const from = `${ident(o.relation.target.table)} ${alias} WHERE ${related(o.relation, alias, ctx.table, ctx.scoped)}`;
-  return `(SELECT ${target(o.target, ctx.params, alias)} FROM ${from})`;
+  if (o.embed === null) return target(o.target, ctx.params, ctx.table);
+  if (!ctx.embedded) throw new Error('ordering by an embed outside a read');
+  return ctx.embedded(o.embed, o.target);
 }
 
 export function orderBy(terms: readonly PlannedOrder[], ctx: LevelContext): string {

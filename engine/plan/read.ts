@@ -288,6 +288,12 @@ function planEmbed(parent: Resource, item: EmbedItem, path: readonly string[], p
     });
   }
   const show = item.select.length === 0 ? 'none' : item.spread ? 'spread' : 'object';
+  if (show === 'spread' && relation.cardinality === 'many' && level.grouped) {
+    throw new ApiError('INVALID_AGGREGATE', `a to-many spread (...${item.relation}) cannot hold an aggregate`, {
+      hint: `Aggregate in an embed instead: ${item.relation}(count()).`,
+      context: { embed: here },
+    });
+  }
   return { relation, name, inner: item.join === 'inner', show, level };
 }
 
@@ -323,7 +329,7 @@ function checkGrouping(
     a.jsonPath.length === b.jsonPath.length &&
     a.jsonPath.every((step, i) => step.arrow === b.jsonPath[i]!.arrow && step.key === b.jsonPath[i]!.key);
   const grouping = (o: PlannedOrder) =>
-    o.relation === null && columns.some((c) => c.kind === 'field' && sameTarget(c.target, o.target));
+    o.embed === null && columns.some((c) => c.kind === 'field' && sameTarget(c.target, o.target));
   const stray = order.find((o) => !grouping(o));
   if (stray) {
     refuse(
@@ -333,35 +339,26 @@ function checkGrouping(
   }
 }
 
-/** Order terms; `relation(field)` names an embed of the level by its alias, or a relation of the resource. */
+/** Order terms; `relation(field)` names a to-one embed of the level (by its alias, else as written). */
 function planOrder(resource: Resource, terms: readonly OrderTerm[], embeds: readonly PlannedEmbed[]): PlannedOrder[] {
   return terms.map((term) => {
-    if (term.relation === null) {
-      return {
-        relation: null,
-        target: resolve(resource, term.field, 'order'),
-        direction: term.direction,
-        nulls: term.nulls,
-      };
+    const { direction, nulls } = term;
+    if (term.relation === null)
+      return { embed: null, target: resolve(resource, term.field, 'order'), direction, nulls };
+    const embed = embeds.find((e) => e.name === term.relation);
+    if (!embed) {
+      throw new ApiError('NOT_EMBEDDED', `"${term.relation}" is not an embedded resource in this request`, {
+        hint: `Embed it in select (${term.relation}(...)) to order by its fields.`,
+        context: { embed: term.relation },
+      });
     }
-    const relation =
-      embeds.find((e) => e.name === term.relation)?.relation ?? findRelation(resource, term.relation, null);
-    if (relation.cardinality !== 'one') {
-      throw new ApiError(
-        'INVALID_QUERY',
-        `cannot order ${resource.name} by ${relation.name}, which is a to-many relation`,
-        {
-          hint: `Order by a to-one relation's field, or order the embed itself (${term.relation}.order=...).`,
-          context: { resource: resource.name, relation: term.relation },
-        },
-      );
+    if (embed.relation.cardinality !== 'one') {
+      throw new ApiError('INVALID_QUERY', `cannot order ${resource.name} by ${embed.name}, a to-many relation`, {
+        hint: `Order by a to-one relation's field, or order the embed itself (${embed.name}.order=...).`,
+        context: { resource: resource.name, relation: embed.name },
+      });
     }
-    return {
-      relation,
-      target: resolve(relation.target, term.field, 'order'),
-      direction: term.direction,
-      nulls: term.nulls,
-    };
+    return { embed, target: resolve(embed.relation.target, term.field, 'order'), direction, nulls };
   });
 }
 

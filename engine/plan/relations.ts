@@ -5,7 +5,7 @@ import type { Relation, Resource } from '../registry.ts';
 /** How a relation is listed in hints: `contact (to one, deal_contact_fkey)`. */
 const describe = (r: Relation) => `${r.name} (to ${r.cardinality}, ${r.foreignKey})`;
 
-function relationsHint(resource: Resource): string {
+export function relationsHint(resource: Resource): string {
   return resource.relations.length
     ? `Relations of ${resource.name}: ${resource.relations.map(describe).join(', ')}.`
     : `${resource.name} has no relations to embed.`;
@@ -29,9 +29,13 @@ export function findRelation(resource: Resource, name: string, hint: string | nu
     });
   }
   if (found.length > 1) {
-    const forms = found.map((r) => `${name}!${r.foreignKey}`);
+    // A resource's name picks one out when the relations lead to different resources (two
+    // resources over one table share their foreign keys); the foreign key does otherwise.
+    const forms = found.map((r) =>
+      found.filter((other) => other.name === r.name).length === 1 ? r.name : `${r.name}!${r.foreignKey}`,
+    );
     throw new ApiError('AMBIGUOUS_RELATION', `"${shown}" could mean ${found.length} relations of ${resource.name}`, {
-      hint: `Say which with its foreign key: ${forms.join(', ')}.`,
+      hint: `Say which: ${forms.join(', ')}.`,
       details: found.map(describe).join('; '),
       context: { resource: resource.name, relation: name, candidates: found.map((r) => r.foreignKey) },
     });

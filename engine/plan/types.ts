@@ -94,8 +94,8 @@ export interface SpreadColumn {
 export type ReadColumn = PlannedColumn | AggregateColumn | EmbedColumn | SpreadColumn;
 
 export interface PlannedOrder {
-  /** Set when ordering by a field of a to-one embed: `order=contact(display_name)`. */
-  readonly relation: Relation | null;
+  /** Set when ordering by a field of a to-one embed, `order=contact(display_name)`: after its filters. */
+  readonly embed: PlannedEmbed | null;
   readonly target: Target;
   readonly direction: 'asc' | 'desc' | null;
   readonly nulls: 'first' | 'last' | null;
