@@ -40,6 +40,10 @@ export interface CompiledLevel {
   readonly row: Projection['row'];
 }
 
+/** Whether a level or any level embedded in it has filters. */
+const hasFilters = (level: ReadLevel): boolean =>
+  level.where.length > 0 || level.embeds.some((e) => hasFilters(e.level));
+
 export class ReadCompiler {
   #aliases = 0;
 
@@ -85,6 +89,11 @@ export class ReadCompiler {
       link ? related(link.relation, table, link.parent, this.scoped) : `${table}."organisation_id" = ${this.scoped}`,
       ...level.where.map((c) => condition(c, ctx)),
       ...level.embeds.filter((e) => e.inner).map((e) => this.#exists(e, table)),
+      // An embed that neither shows nor filters (`contact()` without !inner) still has its filters'
+      // values checked by PostgreSQL, as everywhere else, in a clause the planner drops.
+      ...level.embeds
+        .filter((e) => e.show === 'none' && !e.inner && hasFilters(e.level))
+        .map((e) => `(true OR ${this.#exists(e, table)})`),
     ];
     const sql = ` WHERE ${parts.join(' AND ')}`;
     if (link === null) this.#rootWhere.set(level, sql);
@@ -94,7 +103,7 @@ export class ReadCompiler {
   /** ORDER BY, LIMIT and OFFSET of a level over `table`. */
   #page(level: ReadLevel, table: string): string {
     let sql = orderBy(level.order, this.#context(table));
-    if (level.limit !== null) sql += ` LIMIT ${this.params.add(String(level.limit), 'int8')}`;
+    sql += ` LIMIT ${this.params.add(String(level.limit), 'int8')}`;
     if (level.offset > 0) sql += ` OFFSET ${this.params.add(String(level.offset), 'int8')}`;
     return sql;
   }
@@ -105,7 +114,7 @@ export class ReadCompiler {
     const table = this.#fresh('t');
     let sql = `SELECT 1 FROM ${ident(level.resource.table)} ${table}`;
     sql += this.where(level, table, { relation: embed.relation, parent });
-    if (level.limit !== null || level.offset > 0) sql += this.#page(level, table);
+    sql += this.#page(level, table);
     return `EXISTS (${sql})`;
   }
 

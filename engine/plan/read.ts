@@ -270,6 +270,8 @@ function planAggregate(resource: Resource, item: SelectItem): AggregateColumn | 
 interface Planning {
   readonly embedded: ReadonlyMap<string, LevelParams>;
   readonly used: Set<string>;
+  /** MAX_ROWS, which bounds every level's rows as it bounds the page's. */
+  readonly maxRows: number;
 }
 
 const NO_PARAMS: LevelParams = { where: [], order: [], limit: null, offset: null };
@@ -410,7 +412,8 @@ function planLevel(
     where: params.where.map((c) => planCondition(resource, c, embeds)),
     order,
     offset: params.offset ?? 0,
-    limit: params.limit,
+    // The root's page is worked out by planPage; an embed holds at most MAX_ROWS rows too.
+    limit: Math.min(params.limit ?? planning.maxRows, planning.maxRows),
     embeds,
     grouped,
   };
@@ -433,7 +436,7 @@ function planPage(request: ApiRequest, maxRows: number): { offset: number; limit
 
 export function planRead(resource: Resource, request: ApiRequest, maxRows: number): ReadPlan {
   const { query } = request;
-  const planning: Planning = { embedded: query.embedded, used: new Set() };
+  const planning: Planning = { embedded: query.embedded, used: new Set(), maxRows };
   const level = planLevel(resource, query.select, query, [], planning);
   // Longest first, so the message names the deepest path that is not embedded.
   const unused = [...query.embedded.keys()].filter((path) => !planning.used.has(path));

@@ -123,8 +123,8 @@ export interface ReadLevel {
   readonly where: readonly PlannedCondition[];
   readonly order: readonly PlannedOrder[];
   readonly offset: number;
-  /** null: every row (embeds without a limit). */
-  readonly limit: number | null;
+  /** At most MAX_ROWS, on every level. */
+  readonly limit: number;
   /** Every embed of this level, shown or not (`relation()` only filters). */
   readonly embeds: readonly PlannedEmbed[];
   /** Whether an aggregate is selected: the level's fields then group its rows. */
