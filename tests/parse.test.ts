@@ -1114,7 +1114,7 @@ describe('select', () => {
     });
 
     it('embeds nest at most 16 deep', () => {
-      const deep = (n: number) => 'a('.repeat(n) + 'id' + ')'.repeat(n);
+      const deep = (n: number) => `${'a('.repeat(n)}id${')'.repeat(n)}`;
       expect(() => parseQuery(`select=${deep(16)}`)).not.toThrow();
       expect(caught(() => parseQuery(`select=${deep(17)}`)).message).toContain('nest at most 16');
     });
