@@ -218,7 +218,8 @@ const CUSTOM_FIELDS_NOTE =
 
 /**
  * A relation as `x-relations` lists it: rows of `target` whose `target_field` equals this row's
- * `field`, inside the caller's organisation; `name` is how select embeds it.
+ * `field` (or, many to many, that the `junction` table's rows pair with it), inside the caller's
+ * organisation; `name` is how select embeds it.
  */
 const relationEntry = (relation: Relation): Json => ({
   name: relation.name,
@@ -227,6 +228,7 @@ const relationEntry = (relation: Relation): Json => ({
   foreign_key: relation.foreignKey,
   field: relation.parentField,
   target_field: relation.targetField,
+  ...(relation.junction ? { junction: relation.junction.table } : {}),
 });
 
 /** Only what a GET can read is embedded; a resource without GET has no `x-relations`. */

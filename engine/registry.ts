@@ -123,24 +123,39 @@ export interface Reference {
   readonly name: string;
   readonly field: string;
   readonly table: string;
+  /** Whether each record references a different row (`field` is unique in the organisation): one to one. */
+  readonly unique: boolean;
+}
+
+/** A table whose key holds references to two tables: it relates their rows many to many. */
+export interface Junction {
+  readonly table: string;
+  /** Its field referencing the parent's `id`, and its field referencing the target's. */
+  readonly parentField: string;
+  readonly targetField: string;
 }
 
 /**
  * A way from one resource to another that `select` can embed, from a foreign key read in either
- * direction: to one (deal -> its contact) or to many (contact -> its deals). Rows are matched on
- * `target.targetField = parent.parentField` inside the caller's organisation.
+ * direction: to one (deal -> its contact; or back, when the reference is unique) or to many
+ * (contact -> its deals), or through a junction table, many to many. Rows are matched on
+ * `target.targetField = parent.parentField` (or through the junction) inside the caller's organisation.
  */
 export interface Relation {
   /** How `select` names it: the target resource's name unless the definition renames it. */
   readonly name: string;
   readonly target: Resource;
-  /** The foreign key's name, which tells apart two relations to the same resource. */
+  /**
+   * The foreign key's name (the junction table's, many to many), which tells apart two relations
+   * to the same resource.
+   */
   readonly foreignKey: string;
   /** The field holding the reference: on the parent for a to-one relation, on the target for a to-many. */
   readonly referencing: string;
   readonly cardinality: 'one' | 'many';
   readonly parentField: string;
   readonly targetField: string;
+  readonly junction: Junction | null;
 }
 
 export interface Resource {
@@ -149,6 +164,8 @@ export interface Resource {
   readonly description: string | undefined;
   readonly verbs: ReadonlySet<Verb>;
   readonly fields: readonly Field[];
+  /** The fields of the table's primary key besides organisation_id. */
+  readonly key: readonly string[];
   readonly customFields: CustomFields | undefined;
   readonly rules: readonly FieldRule[];
   readonly references: readonly Reference[];
@@ -244,11 +261,15 @@ function buildResource(def: ResourceDefinition): Resource {
   if (keyset?.some((f) => f.nullable)) throw new Error(`registry: ${def.name}.keyset names a nullable field`);
 
   // Foreign keys (organisation_id, x) -> other (organisation_id, id) are references inside the organisation.
+  const uniques = [...config.uniqueConstraints.map((u) => u.columns), ...config.primaryKeys.map((k) => k.columns)].map(
+    (columns) => new Set(columns.map((c) => c.name).filter((name) => name !== 'organisation_id')),
+  );
   const references = config.foreignKeys.flatMap((fk) => {
     const ref = fk.reference();
     const [org, column] = ref.columns;
     if (ref.columns.length !== 2 || org?.name !== 'organisation_id' || !column) return [];
-    return [{ name: fk.getName(), field: column.name, table: getTableConfig(ref.foreignTable).name }];
+    const unique = uniques.some((u) => u.size === 1 && u.has(column.name));
+    return [{ name: fk.getName(), field: column.name, table: getTableConfig(ref.foreignTable).name, unique }];
   });
 
   return {
@@ -257,6 +278,7 @@ function buildResource(def: ResourceDefinition): Resource {
     description: def.description,
     verbs: new Set(def.verbs),
     fields,
+    key: [...key],
     customFields: def.customFields && customFieldsOf(def.name, def.customFields),
     rules: def.rules ?? [],
     references,
@@ -273,35 +295,57 @@ function buildResource(def: ResourceDefinition): Resource {
 
 /**
  * Every relation of `resource`: each foreign key from its table to a readable resource's table
- * (to one), and each foreign key from a readable resource's table to its table (to many).
+ * (to one), each foreign key from a readable resource's table to its table (to many, or to one
+ * when unique), and each junction table relating the two (many to many).
  */
 function relationsOf(resource: Resource, def: ResourceDefinition, resources: readonly Resource[]): Relation[] {
   const readable = resources.filter((r) => r.verbs.has('GET'));
+  // A junction: a table whose key holds two of its references (several resources may share it).
+  const tables = [...new Map(resources.map((r) => [r.table, r])).values()];
   const relations: Relation[] = [];
+  const add = (target: Resource, relation: Omit<Relation, 'name' | 'target'>) =>
+    relations.push({ name: target.name, target, ...relation });
   for (const target of readable) {
     for (const ref of resource.references) {
       if (ref.table !== target.table) continue;
-      relations.push({
-        name: target.name,
-        target,
-        foreignKey: ref.name,
-        referencing: ref.field,
+      const { name, field } = ref;
+      add(target, {
+        foreignKey: name,
+        referencing: field,
         cardinality: 'one',
-        parentField: ref.field,
+        parentField: field,
         targetField: 'id',
+        junction: null,
       });
     }
     for (const ref of target.references) {
       if (ref.table !== resource.table) continue;
-      relations.push({
-        name: target.name,
-        target,
-        foreignKey: ref.name,
-        referencing: ref.field,
-        cardinality: 'many',
+      const { name, field } = ref;
+      const cardinality = ref.unique ? 'one' : 'many';
+      add(target, {
+        foreignKey: name,
+        referencing: field,
+        cardinality,
         parentField: 'id',
-        targetField: ref.field,
+        targetField: field,
+        junction: null,
       });
+    }
+    for (const junction of tables) {
+      for (const from of junction.references) {
+        for (const to of junction.references) {
+          const keyed = junction.key.includes(from.field) && junction.key.includes(to.field);
+          if (from === to || !keyed || from.table !== resource.table || to.table !== target.table) continue;
+          add(target, {
+            foreignKey: junction.table,
+            referencing: junction.table,
+            cardinality: 'many',
+            parentField: 'id',
+            targetField: 'id',
+            junction: { table: junction.table, parentField: from.field, targetField: to.field },
+          });
+        }
+      }
     }
   }
   const keys = new Set(relations.map((r) => r.foreignKey));

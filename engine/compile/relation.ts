@@ -3,10 +3,20 @@ import type { Relation } from '../registry.ts';
 import { ident } from './sql.ts';
 
 /**
- * `a.organisation_id = <scoped> AND a.<target field> = parent.<parent field>`: the target's rows
- * (aliased `alias`) related to the parent's row, never outside the caller's organisation, even
- * through a reference that names another organisation's row.
+ * `a.organisation_id = <scoped> AND a.<target field> = parent.<parent field>` (or through the
+ * junction table): the target's rows (aliased `alias`) related to the parent's row, never outside
+ * the caller's organisation, even through a reference that names another organisation's row.
  */
-export const related = (relation: Relation, alias: string, parent: string, scoped: string): string =>
-  `${alias}."organisation_id" = ${scoped}` +
-  ` AND ${alias}.${ident(relation.targetField)} = ${parent}.${ident(relation.parentField)}`;
+export function related(relation: Relation, alias: string, parent: string, scoped: string): string {
+  const own = `${alias}."organisation_id" = ${scoped}`;
+  const { junction } = relation;
+  if (junction === null) {
+    return `${own} AND ${alias}.${ident(relation.targetField)} = ${parent}.${ident(relation.parentField)}`;
+  }
+  // Many to many: the target rows the junction's rows of the parent name, in the organisation too.
+  const j = `${alias}_j`;
+  return (
+    `${own} AND ${alias}."id" IN (SELECT ${j}.${ident(junction.targetField)} FROM ${ident(junction.table)} ${j}` +
+    ` WHERE ${j}."organisation_id" = ${scoped} AND ${j}.${ident(junction.parentField)} = ${parent}."id")`
+  );
+}
