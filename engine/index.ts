@@ -203,10 +203,10 @@ export function createEngine(options: EngineOptions): Engine {
       const body = raw.method === 'DELETE' ? null : parseJsonBody(raw.body ?? null, raw.header('content-type'));
       const plan =
         raw.method === 'DELETE'
-          ? planDelete(resource, request)
+          ? planDelete(resource, request, maxRows)
           : raw.method === 'POST'
-            ? planInsert(resource, schemas, request, body)
-            : planUpdate(resource, schemas, request, body);
+            ? planInsert(resource, schemas, request, body, maxRows)
+            : planUpdate(resource, schemas, request, body, maxRows);
       const statement = compileWrite(plan, scope);
       // One statement is atomic by itself; `Prefer: tx=rollback` needs a transaction to undo it.
       const [row] = plan.rollback

@@ -101,10 +101,11 @@ const SELECT_FIELDS =
 
 /** Parameters shared by every resource. */
 const SHARED_PARAMETERS: Record<string, Json> = {
-  // The select of writes; reads have one per resource (readSelectParameter), which adds embedding.
+  // The select of writes; reads have one per resource (readSelectParameter), which details embedding.
   select: queryParameter(
     'select',
-    `${SELECT_FIELDS} A write's select names fields of the written rows only: it cannot embed or aggregate.\n` +
+    `${SELECT_FIELDS} A write's select shows the written rows as a read does, embeds included (the GET of` +
+      ' the resource lists its relations); it cannot aggregate.\n' +
       `Casts: ${SELECT_CASTS.join(', ')}.`,
   ),
   order: queryParameter(

@@ -93,12 +93,12 @@ describe('query shapes use indexes led by organisation_id', () => {
   it('PATCH and DELETE by id', async () => {
     const deal = registry.get('deal')!;
     const patch = parseRequest({ method: 'PATCH', resource: 'deal', query: `id=eq.${ID}`, header: () => undefined });
-    const update = compileWrite(planUpdate(deal, bodySchemas(deal), patch, { status_key: 'won' }), {
+    const update = compileWrite(planUpdate(deal, bodySchemas(deal), patch, { status_key: 'won' }, 1000), {
       tokenHash: hashToken(org.token),
     });
     expect(await scans(update.text, update.params)).toEqual([]);
     const del = parseRequest({ method: 'DELETE', resource: 'deal', query: `id=eq.${ID}`, header: () => undefined });
-    const remove = compileWrite(planDelete(deal, del), { tokenHash: hashToken(org.token) });
+    const remove = compileWrite(planDelete(deal, del, 1000), { tokenHash: hashToken(org.token) });
     expect(await scans(remove.text, remove.params)).toEqual([]);
   });
 

@@ -552,7 +552,8 @@ describe('buildOpenApi: relations', () => {
     expect(selectOf(doc, registry.get('segment')!)).not.toContain('Resource embedding');
     expect(selectOf(doc, registry.get('segment')!)).toContain('count()');
     const writes = doc.components.parameters.select!.description!;
-    expect(writes).toContain('cannot embed or aggregate');
+    expect(writes).toContain('embeds included');
+    expect(writes).toContain('cannot aggregate');
     for (const method of ['post', 'patch', 'delete']) {
       expect(doc.paths['/deal']![method]!.parameters).toContainEqual({ $ref: '#/components/parameters/select' });
     }

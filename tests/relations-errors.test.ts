@@ -406,24 +406,48 @@ describe('INVALID_QUERY and UNKNOWN_FIELD in embeds', () => {
     expectError(await get('/deal?select=value.median()'), 400, 'INVALID_QUERY');
   });
 
-  it('writes do not embed or aggregate', async () => {
-    const post = await t.call('/deal?select=name,contact(display_name)', f.org.token, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Prefer: 'return=representation' },
-      body: JSON.stringify({ name: 'New' }),
+  it('writes embed in what they return, as reads do, but do not aggregate', async () => {
+    const write = async (method: string, path: string, body: unknown) => {
+      const res = await t.call(path, f.org.token, {
+        method,
+        headers: { 'Content-Type': 'application/json', Prefer: 'return=representation' },
+        body: JSON.stringify(body),
+      });
+      return { res, status: res.status, body: await res.json() };
+    };
+    const post = await write('POST', '/deal?select=name,contact(display_name),contact_id(email)', {
+      name: 'New',
+      contact_id: f.contact.Bob,
     });
-    expectError({ res: post, status: post.status, body: await post.json() }, 400, 'INVALID_QUERY');
-    const patch = await t.call('/deal?name=eq.Big&select=count()', f.org.token, {
-      method: 'PATCH',
-      headers: { 'Content-Type': 'application/json', Prefer: 'return=representation' },
-      body: JSON.stringify({ name: 'Bigger' }),
-    });
-    expectError({ res: patch, status: patch.status, body: await patch.json() }, 400, 'INVALID_QUERY');
+    expect(post.status).toBe(201);
+    const [bob] = await rowsOf(
+      t,
+      'SELECT display_name, email FROM contact WHERE organisation_id = $1::uuid AND id = $2::uuid',
+      [f.org.id, f.contact.Bob],
+    );
+    expect(post.body).toEqual([
+      { name: 'New', contact: { display_name: bob!.display_name }, contact_id: { email: bob!.email } },
+    ]);
+    // Parameters of the embed apply, and a filtered-out contact embeds null.
+    const patch = await write(
+      'PATCH',
+      '/deal?name=eq.New&select=name,contact(display_name)&contact.display_name=eq.x',
+      {
+        value: 5,
+      },
+    );
+    expect(patch.status).toBe(200);
+    expect(patch.body).toEqual([{ name: 'New', contact: null }]);
+    expectError(await write('POST', '/deal?select=name,nope(*)', { name: 'Never' }), 400, 'UNKNOWN_RELATION');
+    expectError(await write('PATCH', '/deal?name=eq.Big&select=count()', { name: 'Bigger' }), 400, 'INVALID_AGGREGATE');
+    expectError(await write('DELETE', '/deal?name=eq.New&select=name&x.limit=1', undefined), 400, 'NOT_EMBEDDED');
     const [{ n }] = (await t.db.query<{ n: string }>(
-      "SELECT count(*)::text AS n FROM deal WHERE organisation_id = $1::uuid AND name IN ('New', 'Bigger')",
+      "SELECT count(*)::text AS n FROM deal WHERE organisation_id = $1::uuid AND name IN ('Never', 'Bigger')",
       [f.org.id],
     )) as [{ n: string }];
     expect(n).toBe('0');
+    const deleted = await write('DELETE', '/deal?name=eq.New&select=name,...contact(display_name)', undefined);
+    expect(deleted.body).toEqual([{ name: 'New', display_name: bob!.display_name }]);
   });
 });
 

@@ -107,15 +107,20 @@ beforeAll(async () => {
   // Organisation B: a member of its own, joined (past the foreign keys) to A's Green team and
   // given A's Cat's passport number; none of it may show in A's answers, nor A's rows in B's.
   const [bob] = await insertRows(t.db, 'member', b.id, [{ name: 'Bob' }]);
+  const green = teamIds[2]!;
   await t.db.transaction(async (tx) => {
     await tx.query('SET LOCAL session_replication_role = replica');
     await tx.query('INSERT INTO membership (organisation_id, team_id, member_id) VALUES ($1, $2, $3), ($1, $2, $4)', [
       b.id,
-      teamIds[2],
-      bob,
-      cat,
+      green,
+      bob!,
+      cat!,
     ]);
-    await tx.query('INSERT INTO passport (organisation_id, member_id, number) VALUES ($1, $2, $3)', [b.id, cat, 'P-B']);
+    await tx.query('INSERT INTO passport (organisation_id, member_id, number) VALUES ($1, $2, $3)', [
+      b.id,
+      cat!,
+      'P-B',
+    ]);
   });
 });
 afterAll(() => t?.drop());

@@ -246,7 +246,10 @@ describe('no plan reads another organisation’s rows first', () => {
       for (const field of resource.fields.filter((f) => f.filterable)) {
         const query = `${field.name}=not.is.null`;
         const request = parseRequest({ method: 'DELETE', resource: resource.name, query, header: () => undefined });
-        statements.push([`DELETE ${resource.name}?${query}`, compileWrite(planDelete(resource, request), scope())]);
+        statements.push([
+          `DELETE ${resource.name}?${query}`,
+          compileWrite(planDelete(resource, request, 1000), scope()),
+        ]);
       }
     }
     expect(await faultsOf(statements)).toEqual([]);

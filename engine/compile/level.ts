@@ -34,6 +34,12 @@ interface Link {
   readonly parent: string;
 }
 
+export interface LevelOptions {
+  readonly paged?: boolean;
+  readonly csv?: boolean;
+  readonly written?: { readonly source: string; readonly customFields: string | null };
+}
+
 export interface CompiledLevel {
   readonly sql: string;
   /** Each row's object over the level's rows aliased `_t`. */
@@ -155,11 +161,13 @@ export class ReadCompiler {
   /**
    * A level over `table`: its SELECT, whose rows are the level's objects. `paged`: whether its
    * order, limit and offset apply (a count of groups leaves them out); `csv`: whether custom-field
-   * values are wanted as CSV prints them.
+   * values are wanted as CSV prints them; `written`: the rows a write returned (`source`, already
+   * the caller's), with their custom-field values as the write left them.
    */
-  level(level: ReadLevel, table: string, link: Link | null, { paged = true, csv = false } = {}): CompiledLevel {
-    const from = `${ident(level.resource.table)} ${table}`;
-    const where = this.where(level, table, link);
+  level(level: ReadLevel, table: string, link: Link | null, options: LevelOptions = {}): CompiledLevel {
+    const { paged = true, csv = false, written } = options;
+    const from = written?.source ?? `${ident(level.resource.table)} ${table}`;
+    const where = written ? '' : this.where(level, table, link);
     const lateral = new Map<PlannedEmbed, string>();
     let laterals = '';
     for (const embed of level.embeds) {
@@ -168,18 +176,19 @@ export class ReadCompiler {
       lateral.set(embed, alias);
       laterals += ` LEFT JOIN LATERAL (${this.#embed(embed, table)}) ${alias} ON true`;
     }
+    // Written rows carry one more column than the table's.
     const list =
-      wholeRow(level.resource, level.columns) && !laterals
+      wholeRow(level.resource, level.columns) && !laterals && !written
         ? `${table}.*`
         : level.columns.map((c) => `${this.#column(c, table, lateral)} AS ${ident(c.key)}`).join(', ');
-    const custom = level.customFields
-      ? storedCustomFields(
-          level.resource.customFields!,
-          level.columns.map((c) => c.key),
-          this.params,
-          { table, scoped: this.scoped, text: csv },
-        )
-      : null;
+    const stored = () =>
+      storedCustomFields(
+        level.resource.customFields!,
+        level.columns.map((c) => c.key),
+        this.params,
+        { table, scoped: this.scoped, text: csv },
+      );
+    const custom = !level.customFields ? null : written ? written.customFields : stored();
     const p = projection(
       list,
       level.columns.map((c) => c.key),

@@ -7,7 +7,7 @@ import type { PlannedColumn, ReadColumn } from '../plan/types.ts';
 import type { Resource } from '../registry.ts';
 import type { ResponseFormat } from '../request.ts';
 import { type CsvRow, csvBody } from './csv.ts';
-import { ident, type Params } from './sql.ts';
+import type { Params } from './sql.ts';
 import { target } from './where.ts';
 
 export interface Projection {
@@ -35,20 +35,6 @@ export const wholeRow = (resource: Resource, columns: readonly ReadColumn[]): bo
 export function fieldValue(c: PlannedColumn, params: Params, table: string): string {
   const expr = target(c.target, params, table);
   return c.cast ? `CAST(${expr} AS ${c.cast})` : expr;
-}
-
-/**
- * The SELECT list of a write's representation over rows aliased `t`. `tableRows`: whether `t`
- * holds exactly the table's columns (a write's rows carry one more).
- */
-export function fieldList(
-  resource: Resource,
-  columns: readonly PlannedColumn[],
-  params: Params,
-  tableRows: boolean,
-): string {
-  if (tableRows && wholeRow(resource, columns)) return 't.*';
-  return columns.map((c) => `${fieldValue(c, params, 't')} AS ${ident(c.key)}`).join(', ');
 }
 
 /**

@@ -16,9 +16,10 @@ import { CUSTOM_FIELD_TYPES } from '../custom-fields.ts';
 import type { DeletePlan, InsertPlan, UpdatePlan, WritePlan } from '../plan/types.ts';
 import { arrayLiteral } from '../plan/values.ts';
 import { customValueFits, customValueText, storedCustomFields, upsertCustomValues } from './custom-fields.ts';
-import { fieldList, jsonBody, projection } from './projection.ts';
+import { ReadCompiler } from './level.ts';
+import { jsonBody } from './projection.ts';
 import { where } from './read.ts';
-import { type Scope, scopeCte } from './scope.ts';
+import { SCOPED, type Scope, scopeCte } from './scope.ts';
 import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
 
 const ALLOWED = '(SELECT organisation_id FROM allowed)';
@@ -141,8 +142,9 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   // does not see its own writes).
   let customFields: string | null = null;
   const represented = plan.return === 'representation';
-  if (represented && plan.customFields) {
-    const keys = plan.columns.map((c) => c.key);
+  const { representation } = plan;
+  if (represented && representation.customFields) {
+    const keys = representation.columns.map((c) => c.key);
     const csv = plan.format === 'csv';
     const stored = storedCustomFields(plan.resource.customFields!, keys, params, { text: csv });
     // For CSV a value is converted to its type, so only one that fits (the others abort the write).
@@ -154,9 +156,11 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   }
   let body = 'NULL::text';
   if (represented) {
-    const keys = plan.columns.map((c) => c.key);
-    const p = projection(fieldList(plan.resource, plan.columns, params, false), keys, customFields);
-    body = `(SELECT ${jsonBody(p.row, plan.format, params)} FROM (SELECT ${p.select} FROM written t${p.join}) _t)`;
+    const rows = new ReadCompiler(params, SCOPED).level(representation, 't', null, {
+      paged: false,
+      written: { source: 'written t', customFields },
+    });
+    body = `(SELECT ${jsonBody(rows.row, plan.format, params)} FROM (${rows.sql}) _t)`;
   }
 
   // One pass over the written rows gives the counts, the Location id and the checks.

@@ -215,29 +215,6 @@ function planField(resource: Resource, item: FieldItem): PlannedColumn {
   return { kind: 'field', target, cast, key: columnKey(item) };
 }
 
-/** A write's representation (`select` on POST/PATCH/DELETE): the resource's own fields. */
-export function planColumns(
-  resource: Resource,
-  select: readonly SelectItem[] | null,
-): { columns: PlannedColumn[]; star: boolean } {
-  const columns: PlannedColumn[] = [];
-  let star = false;
-  for (const item of select ?? [{ kind: 'star' } as const]) {
-    if (item.kind === 'star') {
-      star = true;
-      columns.push(...resource.fields.map(wholeField));
-    } else if (item.kind === 'field' && item.aggregate === null) {
-      columns.push(planField(resource, item));
-    } else {
-      throw new ApiError('INVALID_QUERY', 'a write returns its own rows: select may not embed or aggregate here', {
-        hint: 'Select fields of the written resource, then GET the written rows to embed or aggregate them.',
-        context: { resource: resource.name },
-      });
-    }
-  }
-  return { columns, star };
-}
-
 /** `count()`, `field.fn()`, or a bare `count` where the resource has no such field (PostgREST's `rel(count)`). */
 function planAggregate(resource: Resource, item: SelectItem): AggregateColumn | null {
   if (item.kind === 'count') {
@@ -434,13 +411,34 @@ function planPage(request: ApiRequest, maxRows: number): { offset: number; limit
   return { offset, limit };
 }
 
-export function planRead(resource: Resource, request: ApiRequest, maxRows: number): ReadPlan {
+/** The root level of a read, or of a write's representation (`root`: its own filters, order and page). */
+function planRoot(resource: Resource, request: ApiRequest, root: LevelParams, maxRows: number): ReadLevel {
   const { query } = request;
   const planning: Planning = { embedded: query.embedded, used: new Set(), maxRows };
-  const level = planLevel(resource, query.select, query, [], planning);
+  const level = planLevel(resource, query.select, root, [], planning);
   // Longest first, so the message names the deepest path that is not embedded.
   const unused = [...query.embedded.keys()].filter((path) => !planning.used.has(path));
   if (unused.length > 0) throw notEmbedded(unused.sort((a, b) => b.length - a.length)[0]!);
+  return level;
+}
+
+/**
+ * What a write returns (`select` on POST, PATCH and DELETE): the written rows as a read shows them,
+ * embeds included. The request's filters are the write's, not the representation's.
+ */
+export function planRepresentation(resource: Resource, request: ApiRequest, maxRows: number): ReadLevel {
+  const level = planRoot(resource, request, NO_PARAMS, maxRows);
+  if (level.grouped) {
+    throw new ApiError('INVALID_AGGREGATE', 'a write returns the rows it wrote: its select cannot aggregate them', {
+      hint: 'Select fields and embeds here, and aggregate with a GET.',
+      context: { resource: resource.name },
+    });
+  }
+  return level;
+}
+
+export function planRead(resource: Resource, request: ApiRequest, maxRows: number): ReadPlan {
+  const level = planRoot(resource, request, request.query, maxRows);
   const { offset, limit } = planPage(request, maxRows);
   return {
     ...level,

@@ -144,9 +144,8 @@ export interface ReadPlan extends ReadLevel {
 
 /** What a write answers with, and the checks that roll it back (docs/contract.md section 3). */
 export interface WriteOutput {
-  /** The fields of the representation (`select`), and whether custom fields are merged in. */
-  readonly columns: readonly PlannedColumn[];
-  readonly customFields: boolean;
+  /** The representation (`select`): the written rows' fields, custom fields and embeds. */
+  readonly representation: ReadLevel;
   readonly return: 'minimal' | 'headers-only' | 'representation';
   readonly count: CountPreference | null;
   readonly format: ResponseFormat;

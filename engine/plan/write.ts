@@ -10,19 +10,15 @@ import { ApiError } from '../errors.ts';
 import type { Field, Resource } from '../registry.ts';
 import type { ApiRequest } from '../request.ts';
 import { type BodySchemas, checkItems } from './body.ts';
-import { knownField, planColumns, planCondition } from './read.ts';
-import { notEmbedded } from './relations.ts';
+import { knownField, planCondition, planRepresentation } from './read.ts';
 import type { DeletePlan, InsertPlan, PlannedCondition, UpdatePlan, WriteOutput } from './types.ts';
 
 /** The fields `columns=` or `on_conflict=` names. */
 const fieldList = (resource: Resource, names: readonly string[]): Field[] => names.map((n) => knownField(resource, n));
 
-function output(resource: Resource, request: ApiRequest): WriteOutput {
+function output(resource: Resource, request: ApiRequest, maxRows: number): WriteOutput {
   const prefs = request.preferences;
-  const { columns, star } = planColumns(resource, request.query.select);
-  // A write's select embeds nothing, so a parameter addressed to an embed has nothing to apply to.
-  const [embedded] = request.query.embedded.keys();
-  if (embedded !== undefined) throw notEmbedded(embedded);
+  const representation = planRepresentation(resource, request, maxRows);
   // As in PostgREST, max-affected bounds PATCH and DELETE.
   const maxAffected = prefs.handling === 'strict' && request.method !== 'POST' ? prefs.maxAffected : null;
   const returns = prefs.return ?? 'minimal';
@@ -34,8 +30,7 @@ function output(resource: Resource, request: ApiRequest): WriteOutput {
     ...(maxAffected !== null ? [`max-affected=${maxAffected}`] : []),
   ];
   return {
-    columns,
-    customFields: star && resource.customFields !== undefined,
+    representation,
     return: returns,
     count: prefs.count,
     format: request.format,
@@ -47,7 +42,14 @@ function output(resource: Resource, request: ApiRequest): WriteOutput {
 
 const isObject = (body: unknown): body is Row => typeof body === 'object' && body !== null && !Array.isArray(body);
 
-export function planInsert(resource: Resource, schemas: BodySchemas, request: ApiRequest, body: unknown): InsertPlan {
+/** `maxRows` (MAX_ROWS) bounds each embed of the representation, as it does in reads. */
+export function planInsert(
+  resource: Resource,
+  schemas: BodySchemas,
+  request: ApiRequest,
+  body: unknown,
+  maxRows: number,
+): InsertPlan {
   const array = Array.isArray(body);
   if (!array && !isObject(body)) {
     throw new ApiError('VALIDATION_FAILED', `POST takes a JSON object or an array of objects`, {
@@ -91,7 +93,7 @@ export function planInsert(resource: Resource, schemas: BodySchemas, request: Ap
       );
     conflict = { target, action: prefs.resolution === 'merge-duplicates' ? 'update' : 'nothing' };
   }
-  const out = output(resource, request);
+  const out = output(resource, request, maxRows);
   return {
     kind: 'insert',
     resource,
@@ -122,7 +124,13 @@ function requiredFilters(resource: Resource, request: ApiRequest): PlannedCondit
   return request.query.where.map((c) => planCondition(resource, c));
 }
 
-export function planUpdate(resource: Resource, schemas: BodySchemas, request: ApiRequest, body: unknown): UpdatePlan {
+export function planUpdate(
+  resource: Resource,
+  schemas: BodySchemas,
+  request: ApiRequest,
+  body: unknown,
+  maxRows: number,
+): UpdatePlan {
   if (!isObject(body)) {
     throw new ApiError('VALIDATION_FAILED', 'PATCH takes one JSON object with the fields to change', {
       context: [{ field: '', message: 'must be an object' }],
@@ -149,7 +157,7 @@ export function planUpdate(resource: Resource, schemas: BodySchemas, request: Ap
   return {
     kind: 'update',
     resource,
-    ...output(resource, request),
+    ...output(resource, request, maxRows),
     fields,
     row: JSON.stringify(row),
     claimedOrganisations,
@@ -158,6 +166,6 @@ export function planUpdate(resource: Resource, schemas: BodySchemas, request: Ap
   };
 }
 
-export function planDelete(resource: Resource, request: ApiRequest): DeletePlan {
-  return { kind: 'delete', resource, ...output(resource, request), where: requiredFilters(resource, request) };
+export function planDelete(resource: Resource, request: ApiRequest, maxRows: number): DeletePlan {
+  return { kind: 'delete', resource, ...output(resource, request, maxRows), where: requiredFilters(resource, request) };
 }
