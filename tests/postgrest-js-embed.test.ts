@@ -492,3 +492,21 @@ describe('counts, single and errors', () => {
     expect(leak.data).toEqual([]);
   });
 });
+
+describe('writes that return embeds', () => {
+  it('insert().select() and delete().select() embed as a read does; the row is gone afterwards', async () => {
+    const bob = contactOf('bob')!;
+    const inserted = await client(org.token)
+      .from('deal')
+      .insert({ name: 'Zeta', contact_id: id.bob, currency: 'CHF' })
+      .select('name, contact(display_name, email)')
+      .single();
+    expect(inserted.error).toBeNull();
+    expect(inserted.data).toEqual({ name: 'Zeta', contact: { display_name: bob.display_name, email: bob.email } });
+    const deleted = await client(org.token).from('deal').delete().eq('name', 'Zeta').select('name, ...contact(city)');
+    expect(deleted.error).toBeNull();
+    expect(deleted.data).toEqual([{ name: 'Zeta', city: bob.city }]);
+    const left = await client(org.token).from('deal').select('name').eq('name', 'Zeta');
+    expect(left.data).toEqual([]);
+  });
+});
