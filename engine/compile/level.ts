@@ -74,11 +74,11 @@ export class ReadCompiler {
     };
   }
 
-  /** A field of a to-one embed's row for the parent row `parent`, after the embed's filters (null without one). */
+  /** A field of a to-one embed's row for the parent row `parent`, after the embed's filters (null if none). */
   #embeddedValue(embed: PlannedEmbed, field: Target, parent: string): string {
     const table = this.#fresh('t');
-    const from = `${ident(embed.level.resource.table)} ${table}`;
-    return `(SELECT ${target(field, this.params, table)} FROM ${from}${this.where(embed.level, table, { relation: embed.relation, parent })})`;
+    const where = this.where(embed.level, table, { relation: embed.relation, parent });
+    return `(SELECT ${target(field, this.params, table)} FROM ${ident(embed.level.resource.table)} ${table}${where})`;
   }
 
   /** The root level's WHERE, which its count repeats: compiled once, its values bound once. */
@@ -181,23 +181,14 @@ export class ReadCompiler {
       wholeRow(level.resource, level.columns) && !laterals && !written
         ? `${table}.*`
         : level.columns.map((c) => `${this.#column(c, table, lateral)} AS ${ident(c.key)}`).join(', ');
+    const keys = level.columns.map((c) => c.key);
     const stored = () =>
-      storedCustomFields(
-        level.resource.customFields!,
-        level.columns.map((c) => c.key),
-        this.params,
-        { table, scoped: this.scoped, text: csv },
-      );
-    const custom = !level.customFields ? null : written ? written.customFields : stored();
-    const p = projection(
-      list,
-      level.columns.map((c) => c.key),
-      custom,
-    );
+      storedCustomFields(level.resource.customFields!, keys, this.params, { table, scoped: this.scoped, text: csv });
+    const p = projection(list, keys, !level.customFields ? null : written ? written.customFields : stored());
     const page = paged ? this.#page(level, table) : '';
     if (level.grouped) {
-      const keys = level.columns.filter((c) => c.kind === 'field' || c.kind === 'spread');
-      const groupBy = keys.length ? ` GROUP BY ${keys.map((c) => this.#column(c, table, lateral)).join(', ')}` : '';
+      const groups = level.columns.filter((c) => c.kind === 'field' || c.kind === 'spread');
+      const groupBy = groups.length ? ` GROUP BY ${groups.map((c) => this.#column(c, table, lateral)).join(', ')}` : '';
       return { sql: `SELECT ${p.select} FROM ${from}${laterals}${where}${groupBy}${page}`, row: p.row };
     }
     // Embeds are built over the page, not over every row the filters let through.

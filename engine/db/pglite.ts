@@ -24,7 +24,8 @@ export async function openPglite(
 ): Promise<Database & { readonly pg: PGlite }> {
   const pg = await PGlite.create(dataDir);
   await pg.exec(
-    `SET TIME ZONE 'UTC'; SET DateStyle = 'ISO, MDY'; SET statement_timeout = ${Math.trunc(options.statementTimeoutMs ?? 0)};` +
+    `SET TIME ZONE 'UTC'; SET DateStyle = 'ISO, MDY';` +
+      ` SET statement_timeout = ${Math.trunc(options.statementTimeoutMs ?? 0)};` +
       ` SET plan_cache_mode = ${PLAN_CACHE_MODE};` +
       Object.entries(PLANNER_SETTINGS)
         .map(([name, value]) => ` SET ${name} = ${value};`)

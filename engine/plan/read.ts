@@ -144,7 +144,9 @@ function planEmbedCheck(embed: PlannedEmbed, negated: boolean, operation: Operat
       'INVALID_QUERY',
       `"${embed.name}" is an embedded resource: it can only be filtered with is.null`,
       {
-        hint: `Use ${embed.name}=is.null (no match) or ${embed.name}=not.is.null (a match), or filter its fields with ${embed.name}.<field>=...`,
+        hint:
+          `Use ${embed.name}=is.null (no match) or ${embed.name}=not.is.null (a match),` +
+          ` or filter its fields with ${embed.name}.<field>=...`,
         context: { embed: embed.name },
       },
     );
@@ -299,8 +301,10 @@ function checkGrouping(
   );
   if (ungroupable) {
     refuse(
-      `"${ungroupable.name}" cannot be selected beside an aggregate: only the fields of a level and of its to-one spreads group rows`,
-      `Spread a to-one relation (...${ungroupable.name}(field)) to group by its fields, or aggregate inside the embed (${ungroupable.name}(count())).`,
+      `"${ungroupable.name}" cannot be selected beside an aggregate:` +
+        ' only the fields of a level and of its to-one spreads group rows',
+      `Spread a to-one relation (...${ungroupable.name}(field)) to group by its fields,` +
+        ` or aggregate inside the embed (${ungroupable.name}(count())).`,
     );
   }
   const sameTarget = (a: Target, b: Target) =>
@@ -312,7 +316,8 @@ function checkGrouping(
   const stray = order.find((o) => !grouping(o));
   if (stray) {
     refuse(
-      `cannot order by ${stray.target.field.name}: with an aggregate selected, rows are grouped by the other selected fields`,
+      `cannot order by ${stray.target.field.name}:` +
+        ' with an aggregate selected, rows are grouped by the other selected fields',
       'Order by one of the selected fields that are not aggregated, or select that field too.',
     );
   }

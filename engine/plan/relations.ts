@@ -45,8 +45,11 @@ export function findRelation(resource: Resource, name: string, hint: string | nu
 
 /** 400 for parameters prefixed by `path` (`deal.contact`), which the select does not embed. */
 export function notEmbedded(path: string): ApiError {
+  const names = path.split('.');
+  // `deal.contact` -> `deal(contact(...))`
+  const nested = `${names.join('(')}(...)${')'.repeat(names.length - 1)}`;
   return new ApiError('NOT_EMBEDDED', `"${path}" is not an embedded resource in this request`, {
-    hint: `Embed it in select (${path.split('.').join('(')}(...)${')'.repeat(path.split('.').length - 1)}), or remove the ${path}.* parameters.`,
+    hint: `Embed it in select (${nested}), or remove the ${path}.* parameters.`,
     context: { embed: path },
   });
 }
