@@ -23,6 +23,9 @@ export const SMALL: DatasetSize = { contacts: 10_000, deals: 2_000, appointments
 /** How many of the large organisation's contacts the by-id scenario cycles through. */
 export const BY_ID_CONTACTS = 2000;
 
+/** How many deals each contact that has deals has (the newest contacts of each organisation have them). */
+export const DEALS_PER_CONTACT = 4;
+
 export interface Dataset {
   /** The largest organisation: lists, by-id, details, writes. */
   readonly large: { id: string; token: string; contactIds: readonly string[]; dealId: string };
@@ -71,19 +74,24 @@ export async function generate(db: Database, size: DatasetSize, log: (line: stri
   `,
   );
   log('contacts');
-  // Deals and appointments point at contacts of their own organisation, chosen by position.
+  // Deals and appointments point at contacts of their own organisation, chosen by position. Deals
+  // come DEALS_PER_CONTACT to a contact, newest contacts first (`newest`), so the page of
+  // `contact?order=created_at.desc` has several deals per contact and every deal has its contact.
   await db.exec(
     `
     CREATE TEMP TABLE bench_contact AS
-      SELECT organisation_id, id, row_number() OVER (PARTITION BY organisation_id ORDER BY id) AS n FROM contact;
+      SELECT organisation_id, id, row_number() OVER (PARTITION BY organisation_id ORDER BY id) AS n,
+             row_number() OVER (PARTITION BY organisation_id ORDER BY created_at DESC, id) AS newest FROM contact;
     CREATE INDEX ON bench_contact (organisation_id, n);
+    CREATE INDEX ON bench_contact (organisation_id, newest);
     INSERT INTO deal (organisation_id, contact_id, name, value, currency, status_key, won_at, lost_at, external_id)
     SELECT o.id, c.id, 'Deal ' || g, (g % 1000) * 10.5, (ARRAY['EUR','CHF','USD'])[1 + g % 3],` +
       ` (ARRAY['open','won','lost'])[1 + g % 3],
            CASE WHEN g % 3 = 1 THEN now() - (g || ' hours')::interval END,` +
       ` CASE WHEN g % 3 = 2 THEN now() - (g || ' hours')::interval END, 'deal-' || g
     FROM bench_org o CROSS JOIN LATERAL generate_series(1, o.deals) g
-    JOIN bench_contact c ON c.organisation_id = o.id AND c.n = 1 + g % o.contacts;
+    JOIN bench_contact c ON c.organisation_id = o.id
+     AND c.newest = 1 + ((g - 1) / ${DEALS_PER_CONTACT}) % o.contacts;
     INSERT INTO appointment (organisation_id, contact_id, name, status_key, type_key, start_time, end_time, external_id)
     SELECT o.id, c.id, 'Appointment ' || g, 'confirmed', 'consultation', now() + (g || ' hours')::interval,` +
       ` now() + (g || ' hours')::interval + interval '30 minutes', 'apt-' || g

@@ -1,5 +1,8 @@
 /**
- * `npm run bench [-- --quick] [--duration S] [--rounds N] [--connections C] [--before DIR]`
+ * `npm run bench [-- --quick] [--duration S] [--rounds N] [--connections C] [--before DIR] [--only TEXT]`
+ *
+ * `--only TEXT` (repeatable): only the scenarios whose name contains TEXT (`--only import` for the
+ * batch import); its results.md and results.json hold those alone.
  *
  * `--before DIR`: another checkout of Engage (an earlier commit, `git worktree add DIR <commit>`)
  * built and run as the target `engage-before` in the same rounds, for before/after ratios.
@@ -31,8 +34,11 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '32' },
     'skip-platformatic': { type: 'boolean', default: false },
     before: { type: 'string' },
+    only: { type: 'string', multiple: true },
   },
 });
+/** Whether the scenario named `name` runs: all of them unless `--only` names some. */
+const selected = (name: string) => !args.only?.length || args.only.some((text) => name.includes(text));
 const quick = args.quick ?? false;
 const DURATION = Number(args.duration ?? (quick ? 3 : 10));
 const ROUNDS = Number(args.rounds ?? (quick ? 2 : 3));
@@ -134,6 +140,11 @@ interface Scenario {
   readonly requests: Partial<Record<string, Request>>;
   /** The SQL of the passthrough baseline, for the raw-driver ceiling. */
   readonly raw?: { text: string; params: string[] };
+  /**
+   * Checked once before the load: every target on the large database answers the same JSON as
+   * Engage, the passthrough exactly, the stringify one up to the driver's conversions (canonical).
+   */
+  readonly sameJson?: boolean;
 }
 
 function scenarios(data: Dataset, small: Dataset): Scenario[] {
@@ -147,6 +158,18 @@ function scenarios(data: Dataset, small: Dataset): Scenario[] {
   const listSql =
     "SELECT coalesce(json_agg(t), '[]')::text FROM (SELECT * FROM contact" +
     ' WHERE organisation_id = $1 AND city = $2 AND is_blocked = false ORDER BY display_name LIMIT 25) t';
+  // The embed scenarios, ordered so that every target pages alike, and their passthrough statements
+  // (bench/baselines.ts).
+  const dealsWithContact = '/api/v1/deal?select=*,contact(*)&order=won_at&limit=25';
+  const contactsWithDeals = '/api/v1/contact?select=*,deal(*)&order=created_at.desc&limit=25';
+  const dealsWithContactSql =
+    "SELECT coalesce(json_agg(t), '[]')::text FROM (SELECT d.*, (SELECT to_json(c) FROM contact c" +
+    ' WHERE c.organisation_id = $1 AND c.id = d.contact_id) AS contact FROM deal d WHERE d.organisation_id = $1' +
+    ' ORDER BY d.won_at LIMIT 25) t';
+  const contactsWithDealsSql =
+    "SELECT coalesce(json_agg(t), '[]')::text FROM (SELECT c.*, coalesce((SELECT json_agg(d) FROM deal d" +
+    " WHERE d.organisation_id = $1 AND d.contact_id = c.id), '[]') AS deal FROM contact c" +
+    ' WHERE c.organisation_id = $1 ORDER BY c.created_at DESC LIMIT 25) t';
   return [
     {
       name: 'list: 2 filters + order + limit 25 on contacts',
@@ -187,6 +210,30 @@ function scenarios(data: Dataset, small: Dataset): Scenario[] {
         stringify: { path: '/details', headers: org(L.id) },
         passthrough: { path: '/details', headers: org(L.id) },
       },
+    },
+    {
+      // Every deal has its contact (bench/dataset.ts).
+      name: 'embed: 25 deals, each with its contact',
+      requests: {
+        engage: { path: dealsWithContact, headers: engine(L.token) },
+        'engage-10k': { path: dealsWithContact, headers: engine(S.token) },
+        stringify: { path: '/deals-with-contact', headers: org(L.id) },
+        passthrough: { path: '/deals-with-contact', headers: org(L.id) },
+      },
+      raw: { text: dealsWithContactSql, params: [L.id] },
+      sameJson: true,
+    },
+    {
+      // The newest contacts have DEALS_PER_CONTACT deals each (bench/dataset.ts).
+      name: 'embed: 25 contacts, each with their deals',
+      requests: {
+        engage: { path: contactsWithDeals, headers: engine(L.token) },
+        'engage-10k': { path: contactsWithDeals, headers: engine(S.token) },
+        stringify: { path: '/contacts-with-deals', headers: org(L.id) },
+        passthrough: { path: '/contacts-with-deals', headers: org(L.id) },
+      },
+      raw: { text: contactsWithDealsSql, params: [L.id] },
+      sameJson: true,
     },
     {
       name: 'PATCH one deal',
@@ -272,6 +319,66 @@ async function rawCeiling(text: string, params: string[], duration: number): Pro
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/**
+ * A response body in a form two targets' answers can be compared in. Arrays below the top level
+ * (to-many embeds, whose order the query leaves open) are sorted. `driver`: values as a driver's
+ * rows give them to JSON.stringify are taken as PostgreSQL's JSON gives them (a timestamp or date
+ * as the instant it names, to the millisecond a JavaScript Date keeps; a numeric as a number).
+ */
+function canonical(value: unknown, driver: boolean, depth = 0): unknown {
+  if (Array.isArray(value)) {
+    const items = value.map((v) => canonical(v, driver, depth + 1));
+    if (depth === 0) return items;
+    return items.sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+  }
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, canonical(v, driver, depth + 1)]));
+  }
+  if (driver && typeof value === 'string') {
+    if (/^\d{4}-\d{2}-\d{2}([T ]|$)/.test(value) && !Number.isNaN(Date.parse(value))) return Date.parse(value);
+    if (/^-?\d+(\.\d+)?$/.test(value)) return Number(value);
+  }
+  return value;
+}
+
+/** The first difference between two canonical bodies, as a path and both values; null when equal. */
+function difference(a: unknown, b: unknown, path = '$'): string | null {
+  if (a !== null && b !== null && typeof a === 'object' && typeof b === 'object') {
+    const keysA = Object.keys(a);
+    const keysB = Object.keys(b);
+    if (keysA.join() !== keysB.join()) return `${path}: keys ${keysA.join()} against ${keysB.join()}`;
+    for (const k of keysA) {
+      const d = difference((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${path}.${k}`);
+      if (d) return d;
+    }
+    return null;
+  }
+  return a === b ? null : `${path}: ${JSON.stringify(a)} against ${JSON.stringify(b)}`;
+}
+
+/** Each target's answer to a sameJson scenario's first request, held to Engage's; throws on a difference. */
+async function checkSameJson(scenario: Scenario, targets: readonly Target[]): Promise<void> {
+  const body = async (t: Target, request: Request) => {
+    const path = typeof request.path === 'string' ? request.path : request.path[0]!;
+    const res = await fetch(t.base + path, { headers: request.headers });
+    if (res.status !== 200) throw new Error(`${scenario.name}: ${t.name} answered ${res.status}`);
+    return res.json() as Promise<unknown>;
+  };
+  const engage = targets.find((t) => t.name === 'engage');
+  if (!engage) return;
+  const expected = await body(engage, scenario.requests.engage!);
+  if (!Array.isArray(expected) || expected.length === 0) throw new Error(`${scenario.name}: Engage answered no rows`);
+  for (const t of targets) {
+    // engage-10k reads another database; the other builds and set-ups of Engage answer as Engage.
+    const request = scenario.requests[t.name === 'stringify' || t.name === 'passthrough' ? t.name : 'engage'];
+    if (t.name === 'engage' || t.name === 'engage-10k' || !request) continue;
+    const driver = t.name === 'stringify';
+    const d = difference(canonical(expected, driver), canonical(await body(t, request), driver));
+    if (d) throw new Error(`${scenario.name}: ${t.name} answers other JSON than Engage (${d})`);
+  }
+  log(`${scenario.name}: every target answers the same JSON (${expected.length} rows)`);
+}
 
 // ---------------------------------------------------------------- the import scenario
 
@@ -412,7 +519,8 @@ try {
       process: start('passthrough', node, [baselines, 'passthrough', String(ports.passthrough), dbUrl], {}),
     },
   ];
-  if (!args['skip-platformatic']) {
+  const chosen = scenarios(data, small).filter((scenario) => selected(scenario.name));
+  if (!args['skip-platformatic'] && chosen.some((scenario) => scenario.requests.platformatic)) {
     const config = {
       server: { hostname: '127.0.0.1', port: ports.platformatic, logger: { level: 'warn' } },
       db: { connectionString: dbUrl, graphql: false, openapi: true },
@@ -439,11 +547,12 @@ try {
 
   const results: Array<{ scenario: string; target: string } & Measurement> = [];
   const ceilings: Record<string, number> = {};
-  for (const scenario of scenarios(data, small)) {
+  for (const scenario of chosen) {
     // The other builds and set-ups of Engage answer the same requests as Engage.
     const asEngage = new Set(['engage-2-workers', 'engage-before']);
     const requestFor = (t: Target) => scenario.requests[asEngage.has(t.name) ? 'engage' : t.name];
     const runs = up.filter((t) => requestFor(t));
+    if (scenario.sameJson) await checkSameJson(scenario, runs);
     log(`${scenario.name}: warm-up`);
     for (const t of runs) await load(t, requestFor(t)!, 2);
     const samples = new Map<string, Measurement[]>();
@@ -471,13 +580,16 @@ try {
     }
     if (scenario.raw) ceilings[scenario.name] = await rawCeiling(scenario.raw.text, scenario.raw.params, DURATION);
   }
-  log('5 MiB batch import against COPY');
   const engage = up.find((t) => t.name === 'engage');
   if (!engage) throw new Error('Engage did not start');
-  const imported = await importScenario(engage.base).catch((error: Error) => {
-    log(`batch import failed: ${error.message}`);
-    return { rows: 0, batchRowsPerSecond: 0, copyRowsPerSecond: 0 };
-  });
+  let imported: { rows: number; batchRowsPerSecond: number; copyRowsPerSecond: number } | null = null;
+  if (selected('5 MiB batch import')) {
+    log('5 MiB batch import against COPY');
+    imported = await importScenario(engage.base).catch((error: Error) => {
+      log(`batch import failed: ${error.message}`);
+      return { rows: 0, batchRowsPerSecond: 0, copyRowsPerSecond: 0 };
+    });
+  }
 
   const report = {
     date: new Date().toISOString(),
@@ -505,7 +617,7 @@ function markdown(report: {
   settings: Record<string, unknown>;
   results: Array<{ scenario: string; target: string } & Measurement>;
   rawDriverCeiling: Record<string, number>;
-  batchImport: { rows: number; batchRowsPerSecond: number; copyRowsPerSecond: number };
+  batchImport: { rows: number; batchRowsPerSecond: number; copyRowsPerSecond: number } | null;
 }): string {
   const lines = [
     '# Benchmark results',
@@ -548,12 +660,14 @@ function markdown(report: {
     );
   }
   const b = report.batchImport;
-  lines.push(
-    '',
-    `Batch import of ${b.rows} contacts (5 MiB): ${b.batchRowsPerSecond} rows/s;` +
-      ` COPY of the same rows: ${b.copyRowsPerSecond} rows/s` +
-      ` (ratio ${(b.batchRowsPerSecond / b.copyRowsPerSecond).toFixed(2)}).`,
-    '',
-  );
+  if (b) {
+    lines.push(
+      '',
+      `Batch import of ${b.rows} contacts (5 MiB): ${b.batchRowsPerSecond} rows/s;` +
+        ` COPY of the same rows: ${b.copyRowsPerSecond} rows/s` +
+        ` (ratio ${(b.batchRowsPerSecond / b.copyRowsPerSecond).toFixed(2)}).`,
+    );
+  }
+  lines.push('');
   return lines.join('\n');
 }
