@@ -1,7 +1,8 @@
 /**
  * The resources of the customer-engagement API (spec part 4). Each entry is the spec's table in
- * code: its verbs are exactly the spec's operations, its `orderable` list exactly the spec's
- * allowed order fields (every resource may also be ordered by its key). The versioned API's
+ * code: its verbs are the spec's operations (plus GET where a comment says why, so what is written
+ * can be read back), its `orderable` list exactly the spec's allowed order fields (every resource
+ * may also be ordered by its key). The versioned API's
  * collections (`/v1/contacts`) say here what they offer: keyset pages, imports. Adding a resource
  * means adding a table to `tables.ts`, an entry here, and generating a migration
  * (`npm run generate`); the README's "Adding a resource" says more.
@@ -73,7 +74,8 @@ export const resources: readonly ResourceDefinition[] = [
     name: 'deal_details',
     table: t.deal,
     description: 'Deals with their custom-field values as extra properties named by custom_field.key.',
-    verbs: ['PATCH'],
+    // GET goes beyond the spec's table: what PATCH writes can be read back.
+    verbs: ['GET', 'PATCH'],
     orderable: ['lost_at', 'won_at'],
     customFields: t.customFields.deal,
   }),
@@ -91,7 +93,8 @@ export const resources: readonly ResourceDefinition[] = [
     name: 'contact_note',
     table: t.contact_note,
     description: 'Notes on contacts.',
-    verbs: ['POST', 'DELETE'],
+    // GET goes beyond the spec's table: a note written can be read back.
+    verbs: ['GET', 'POST', 'DELETE'],
   }),
   defineResource({
     name: 'campaign',
@@ -103,12 +106,14 @@ export const resources: readonly ResourceDefinition[] = [
     name: 'custom_field',
     table: t.custom_field,
     description: 'Custom fields of contacts, deals and appointments.',
-    verbs: ['DELETE'],
+    // GET goes beyond the spec's table: it tells the keys `*_details` and imports take.
+    verbs: ['GET', 'DELETE'],
   }),
   defineResource({
     name: 'custom_entity',
     table: t.custom_entity,
     description: 'Custom entities; data matches the JSON Schema of their definition.',
-    verbs: ['DELETE'],
+    // GET goes beyond the spec's table.
+    verbs: ['GET', 'DELETE'],
   }),
 ];

@@ -439,14 +439,13 @@ describe("405 METHOD_NOT_ALLOWED with an Allow header listing exactly the resour
   it.each([
     ['POST', 'segment', ['GET', 'HEAD', 'OPTIONS']],
     ['DELETE', 'segment', ['GET', 'HEAD', 'OPTIONS']],
-    ['GET', 'contact_note', ['POST', 'DELETE', 'OPTIONS']],
-    ['PATCH', 'contact_note', ['POST', 'DELETE', 'OPTIONS']],
+    ['PATCH', 'contact_note', ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS']],
     ['PUT', 'contact', ['GET', 'HEAD', 'OPTIONS']],
     ['PATCH', 'contact', ['GET', 'HEAD', 'OPTIONS']],
     ['GET', 'appointment_type', ['POST', 'PATCH', 'OPTIONS']],
-    ['GET', 'deal_details', ['PATCH', 'OPTIONS']],
-    ['GET', 'custom_field', ['DELETE', 'OPTIONS']],
-    ['GET', 'custom_entity', ['DELETE', 'OPTIONS']],
+    ['POST', 'deal_details', ['GET', 'HEAD', 'PATCH', 'OPTIONS']],
+    ['PATCH', 'custom_field', ['GET', 'HEAD', 'DELETE', 'OPTIONS']],
+    ['POST', 'custom_entity', ['GET', 'HEAD', 'DELETE', 'OPTIONS']],
     ['PUT', 'calendar', ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS']],
     ['PUT', 'deal', ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS']],
   ])('%s /%s', async (method, resource, allowed) => {
@@ -460,16 +459,17 @@ describe("405 METHOD_NOT_ALLOWED with an Allow header listing exactly the resour
   });
 
   it('HEAD on a resource without GET is 405 too, without a body', async () => {
-    const res = await t.call('/contact_note', org.token, { method: 'HEAD' });
+    const res = await t.call('/appointment_type', org.token, { method: 'HEAD' });
     await expectError(res, 405, 'METHOD_NOT_ALLOWED', { head: true });
-    expect(allowOf(res)).toEqual(['DELETE', 'OPTIONS', 'POST']);
+    expect(allowOf(res)).toEqual(['OPTIONS', 'PATCH', 'POST']);
   });
 });
 
 describe('OPTIONS', () => {
   it.each([
     ['contact', ['GET', 'HEAD', 'OPTIONS']],
-    ['contact_note', ['POST', 'DELETE', 'OPTIONS']],
+    ['contact_note', ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS']],
+    ['appointment_type', ['POST', 'PATCH', 'OPTIONS']],
     ['calendar', ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS']],
   ])('/%s answers 200, no body, and Allow', async (resource, allowed) => {
     const res = await t.call(`/${resource}`, org.token, { method: 'OPTIONS' });

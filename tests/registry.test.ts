@@ -206,15 +206,25 @@ describe('relations, from the foreign keys of schema/tables.ts', () => {
     expect(relations('contact')).toEqual([
       'appointment:many:appointment_contact_fkey:id->contact_id',
       'appointment_details:many:appointment_contact_fkey:id->contact_id',
+      'contact_note:many:contact_note_contact_fkey:id->contact_id',
+      'custom_entity:many:custom_entity_contact_fkey:id->contact_id',
       'deal:many:deal_contact_fkey:id->contact_id',
+      'deal_details:many:deal_contact_fkey:id->contact_id',
     ]);
   });
 
-  it('leads only to resources that offer GET (contact_note has none, so contact cannot embed it)', () => {
+  it('relates through a junction table many to many: appointment_custom_field pairs appointments and fields', () => {
+    expect(relations('appointment')).toContain('custom_field:many:appointment_custom_field:id->id');
+    expect(relations('custom_field')).toContain('appointment:many:appointment_custom_field:id->id');
+  });
+
+  it('leads only to resources that offer GET (appointment_type has none, so nothing embeds it)', () => {
     for (const resource of registry.resources) {
       for (const relation of resource.relations) expect(relation.target.verbs.has('GET')).toBe(true);
     }
-    expect(registry.get('contact')!.relations.map((r) => r.name)).not.toContain('contact_note');
+    const contactNote = resources.find((r) => r.name === 'contact_note')!;
+    const writeOnly = createRegistry(resources.map((r) => (r === contactNote ? { ...r, verbs: ['POST'] } : r)));
+    expect(writeOnly.get('contact')!.relations.map((r) => r.name)).not.toContain('contact_note');
   });
 
   it('renames or hides a relation by its foreign key, and refuses a name that is no foreign key of it', () => {

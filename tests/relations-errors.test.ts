@@ -53,6 +53,8 @@ const transfer = pgTable(
 const custom = [
   defineResource({ name: 'person', table: person, verbs: ['GET'], orderable: ['name'], aggregates: false }),
   defineResource({ name: 'transfer', table: transfer, verbs: ['GET'] }),
+  // Write-only: nothing can embed it.
+  defineResource({ name: 'transfer_log', table: transfer, verbs: ['POST'] }),
   defineResource({
     name: 'transfer_named',
     table: transfer,
@@ -149,9 +151,10 @@ describe('UNKNOWN_RELATION', () => {
     expect(body.hint).toContain('deal_contact_fkey');
   });
 
-  it('a resource that does not offer GET cannot be embedded (contact_note)', async () => {
-    const body = expectError(await get('/contact?select=id,contact_note(*)'), 400, 'UNKNOWN_RELATION');
-    expect(body.hint).toContain('deal (to many');
+  it('a resource that does not offer GET cannot be embedded (transfer_log)', async () => {
+    const body = expectError(await get('/person?select=name,transfer_log(*)'), 400, 'UNKNOWN_RELATION');
+    expect(body.hint).toContain('transfer (to many');
+    expect(body.hint).not.toContain('transfer_log');
   });
 
   it('in a nested embed', async () => {

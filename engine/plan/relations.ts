@@ -17,8 +17,12 @@ export function relationsHint(resource: Resource): string {
  * holding the reference; a hint is a foreign key's name or field.
  */
 export function findRelation(resource: Resource, name: string, hint: string | null): Relation {
+  // A junction's name only hints (`member!membership`): by itself it names the junction's own resource.
   const named = resource.relations.filter(
-    (r) => r.name === name || r.foreignKey === name || (r.cardinality === 'one' && r.referencing === name),
+    (r) =>
+      r.name === name ||
+      (r.junction === null && r.foreignKey === name) ||
+      (r.cardinality === 'one' && r.referencing === name),
   );
   const found = hint === null ? named : named.filter((r) => r.foreignKey === hint || r.referencing === hint);
   const shown = hint === null ? name : `${name}!${hint}`;
