@@ -28,6 +28,11 @@ import { CURRENT_VERSION, SUPPORTED_VERSIONS } from './versions.ts';
 export interface OpenApiOptions {
   /** Server URL the document names, e.g. http://127.0.0.1:3000/api/v1 */
   readonly serverUrl?: string;
+  /**
+   * Where the versioned API's paths (`/v1/...`) are served from, e.g. http://127.0.0.1:3000; by
+   * default the server URL without its `/api/v1`, or `/` when that leaves nothing.
+   */
+  readonly versionedServerUrl?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -58,13 +63,22 @@ const ERROR_RESPONSES = {
   ],
   401: ['Unauthorized', 'Unauthorized: the bearer token is missing, unknown, expired or revoked.'],
   403: ['Forbidden', 'Forbidden: the body acts for another organisation.'],
+  404: ['NotFound', 'Not Found: nothing of that name or id in your organisation (or imports are not served here).'],
   406: [
     'NotAcceptable',
     'Not Acceptable: an unsupported Accept, or a single object asked for when not exactly one row matches.',
   ],
   409: ['Conflict', 'Conflict: a unique value is taken, or a referenced record does not exist in the organisation.'],
-  413: ['PayloadTooLarge', 'Payload Too Large: the body exceeds 1 MiB.'],
-  415: ['UnsupportedMediaType', 'Unsupported Media Type: the body is not application/json.'],
+  413: [
+    'PayloadTooLarge',
+    'Payload Too Large: the body exceeds its limit: 1 MiB, except 5 MiB on the batch imports of /v1 and ' +
+      "the server's FILE_UPLOAD_LIMIT on /v1/files.",
+  ],
+  415: [
+    'UnsupportedMediaType',
+    'Unsupported Media Type: the body is not application/json (an import file: not text/csv, application/json ' +
+      'or application/x-ndjson).',
+  ],
   416: ['RangeNotSatisfiable', 'Range Not Satisfiable: the range starts past the last row.'],
 } as const;
 type ErrorStatus = keyof typeof ERROR_RESPONSES;
@@ -107,10 +121,6 @@ const SHARED_PARAMETERS: Record<string, Json> = {
     `${SELECT_FIELDS} A write's select shows the written rows as a read does, embeds included (the GET of` +
       ' the resource lists its relations); it cannot aggregate.\n' +
       `Casts: ${SELECT_CASTS.join(', ')}.`,
-  ),
-  order: queryParameter(
-    'order',
-    'Ordering: comma-separated terms `field[.asc|.desc][.nullsfirst|.nullslast]`, on the fields each resource allows.',
   ),
   limit: queryParameter(
     'limit',
@@ -529,32 +539,386 @@ const ROOT_PATH: Json = {
   },
 };
 
+// ---- the versioned API (/v1) ----
+
+const VERSIONED = 'Versioned API';
+const IMPORTS_TAG = `${VERSIONED}: imports`;
+const PAGES_TAG = `${VERSIONED}: pages`;
+const FILE_TYPES = ['text/csv', 'application/json', 'application/x-ndjson'] as const;
+
+const importable = (registry: Registry) => registry.resources.filter((r) => r.imports && r.collection);
+const paged = (registry: Registry) => registry.resources.filter((r) => r.keyset && r.collection);
+
+/** `/v1` is served beside `/api/v1`, not under it: the server of its paths. */
+const versionedServer = (options: OpenApiOptions) =>
+  options.versionedServerUrl ?? ((options.serverUrl ?? '/api/v1').replace(/\/api\/v1\/?$/, '') || '/');
+
+const jsonBody = (schema: Json, description?: string): Json => ({
+  required: true,
+  ...(description && { description }),
+  content: { [JSON_TYPE]: { schema } },
+});
+
+const jsonResponse = (description: string, schema: Json): Json => ({
+  description,
+  headers: requestId,
+  content: { [JSON_TYPE]: { schema } },
+});
+
+const ITEM_ERROR: Json = {
+  type: 'object',
+  required: ['code', 'message'],
+  properties: {
+    code: { type: 'string', description: 'As the code of an error body, e.g. VALIDATION_FAILED or CONFLICT.' },
+    message: { type: 'string' },
+    context: { description: 'Details, e.g. each validation problem by field.' },
+  },
+};
+
+const VERSIONED_SCHEMAS: Record<string, Json> = {
+  ImportItemResult: {
+    type: 'object',
+    description: 'What became of one item: created or updated (with the id), or failed (with the reason).',
+    required: ['index', 'status'],
+    properties: {
+      index: { type: 'integer', description: 'The position of the item, from 0.' },
+      status: { type: 'string', enum: ['created', 'updated', 'failed'] },
+      id: { type: 'string', format: 'uuid', description: 'The row written, unless the item failed.' },
+      error: { ...ITEM_ERROR, description: 'Why the item failed.' },
+    },
+  },
+  BatchResult: {
+    type: 'object',
+    required: ['created', 'updated', 'failed', 'results'],
+    properties: {
+      created: { type: 'integer' },
+      updated: { type: 'integer' },
+      failed: { type: 'integer' },
+      results: { type: 'array', items: ref('schemas', 'ImportItemResult'), description: 'One per item, in order.' },
+    },
+  },
+  StoredFile: {
+    type: 'object',
+    description: 'An uploaded import file; pass its id to an import.',
+    required: ['id', 'size', 'content_type', 'sha256'],
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      size: { type: 'integer', description: 'Bytes.' },
+      content_type: { type: 'string', enum: [...FILE_TYPES] },
+      sha256: { type: 'string', description: 'The SHA-256 of the bytes, in hex.' },
+    },
+  },
+  ImportJob: {
+    type: 'object',
+    description: 'An import of a file: queued, then running, then succeeded or failed, with its progress.',
+    required: [
+      'id',
+      'resource',
+      'file_id',
+      'status',
+      'processed',
+      'created',
+      'updated',
+      'failed',
+      'errors',
+      'created_at',
+      'updated_at',
+      'finished_at',
+    ],
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      resource: { type: 'string', description: 'The collection imported into, e.g. contacts.' },
+      file_id: { type: 'string', format: 'uuid' },
+      status: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed'] },
+      processed: { type: 'integer', description: 'Items read so far.' },
+      created: { type: 'integer' },
+      updated: { type: 'integer' },
+      failed: { type: 'integer', description: 'Items that failed; the job goes on past them.' },
+      errors: {
+        type: 'array',
+        items: ref('schemas', 'ImportItemResult'),
+        description: 'The first 100 items that failed.',
+      },
+      error: { type: 'string', description: 'Why the job failed, when it did (a malformed file, a refused batch).' },
+      created_at: { type: 'string', format: 'date-time' },
+      updated_at: { type: 'string', format: 'date-time' },
+      finished_at: { type: ['string', 'null'], format: 'date-time' },
+    },
+  },
+};
+
+const VERSIONED_PARAMETERS: Record<string, Json> = {
+  'page.limit': queryParameter('limit', 'The most rows of the page, from 1 to 1000.', {
+    type: 'integer',
+    minimum: 1,
+    maximum: 1000,
+    default: 50,
+  }),
+  'page.cursor': queryParameter(
+    'cursor',
+    'Where the page starts: next_cursor of the previous page, unchanged. Absent: the first page.',
+  ),
+  'import.id': {
+    name: 'id',
+    in: 'path',
+    required: true,
+    description: 'The id of the job, as starting the import gave it.',
+    schema: { type: 'string', format: 'uuid' },
+  },
+};
+
+const itemKey = (resource: Resource) => `${resource.collection}.import_item`;
+const pageKey = (resource: Resource) => `${resource.collection}.page`;
+
+function versionedSchemas(registry: Registry, imports: boolean): Array<[string, Json]> {
+  const items = importable(registry).map((resource): [string, Json] => {
+    const { $schema: _, ...json } = toJsonSchema(bodySchemas(resource).schema.create, { errorMode: 'ignore' }) as Json;
+    const custom = resource.imports?.customFields !== undefined;
+    return [
+      itemKey(resource),
+      {
+        ...json,
+        description:
+          `An item of an import of ${resource.collection}: the fields of ${resource.name}, matched on ` +
+          'external_id (an update) or created.' +
+          (custom ? ` Other keys are custom-field keys of ${resource.imports?.customFields?.entity}.` : ''),
+        additionalProperties: custom,
+      },
+    ];
+  });
+  const pages = paged(registry).map((resource): [string, Json] => [
+    pageKey(resource),
+    {
+      type: 'object',
+      required: ['data', 'next_cursor'],
+      properties: {
+        data: { type: 'array', items: ref('schemas', resource.name) },
+        next_cursor: {
+          type: ['string', 'null'],
+          description: 'Pass it as cursor for the next page; null on the last page.',
+        },
+      },
+    },
+  ]);
+  return [...(imports ? Object.entries(VERSIONED_SCHEMAS) : []), ...items, ...pages];
+}
+
+const versionParameter = shared('engage-version');
+
+function importPaths(resource: Resource): Array<[string, Json]> {
+  const collection = resource.collection!;
+  const batch: Json = {
+    post: {
+      operationId: `import_batch_${collection}`,
+      tags: [IMPORTS_TAG],
+      summary: `Import a batch of ${collection}`,
+      description:
+        'Up to 5 MiB of items in one transaction: each matched on external_id (updated) or created; a valid ' +
+        'item is written even when others fail, and each gets a result.',
+      parameters: versionParameter,
+      requestBody: jsonBody({
+        type: 'object',
+        required: ['items'],
+        additionalProperties: false,
+        properties: { items: { type: 'array', items: ref('schemas', itemKey(resource)) } },
+      }),
+      responses: {
+        200: jsonResponse('OK: a result per item.', ref('schemas', 'BatchResult')),
+        ...errors(400, 401, 404, 413, 415),
+      },
+    },
+  };
+  const start: Json = {
+    post: {
+      operationId: `import_file_${collection}`,
+      tags: [IMPORTS_TAG],
+      summary: `Import a file of ${collection}`,
+      description:
+        'Queues the import of a file uploaded with POST /v1/files; follow it with GET /v1/imports/{id}. ' +
+        `Items are those of the batch import (${itemKey(resource)}); in CSV, empty cells are left out and ` +
+        'numbers, booleans and lists (as JSON) are read by the type of their field.',
+      parameters: versionParameter,
+      requestBody: jsonBody({
+        type: 'object',
+        required: ['file_id'],
+        properties: { file_id: { type: 'string', format: 'uuid', description: 'The id POST /v1/files gave.' } },
+      }),
+      responses: {
+        202: jsonResponse('Accepted: the job, queued.', ref('schemas', 'ImportJob')),
+        ...errors(400, 401, 404, 413, 415),
+      },
+    },
+  };
+  return [
+    [`/v1/${collection}/imports/batch`, batch],
+    [`/v1/${collection}/imports`, start],
+  ];
+}
+
+function pagePath(resource: Resource): [string, Json] {
+  const collection = resource.collection!;
+  const order = resource.keyset!.map((f) => f.name).join(', ');
+  return [
+    `/v1/${collection}`,
+    {
+      get: {
+        operationId: `page_${collection}`,
+        tags: [PAGES_TAG],
+        summary: `Every ${resource.name}, page by page`,
+        description:
+          `Keyset pages ordered by (${order}): pass next_cursor back as cursor until it is null. A walk sees ` +
+          'every row that existed when it started exactly once.',
+        parameters: [ref('parameters', 'page.limit'), ref('parameters', 'page.cursor'), ...versionParameter],
+        responses: {
+          200: jsonResponse('OK: a page.', ref('schemas', pageKey(resource))),
+          ...errors(400, 401),
+        },
+      },
+    },
+  ];
+}
+
+const FILE_PATH: Json = {
+  post: {
+    operationId: 'upload_file',
+    tags: [IMPORTS_TAG],
+    summary: 'Upload an import file',
+    description:
+      'The file is the body, with its Content-Type: CSV with a header row, a JSON array of items (or ' +
+      '`{"items": [...]}`), or NDJSON, in UTF-8. It is streamed into the database, up to the server\'s ' +
+      'FILE_UPLOAD_LIMIT; send large imports as CSV or NDJSON, as a JSON file is parsed whole.',
+    parameters: versionParameter,
+    requestBody: {
+      required: true,
+      content: {
+        [CSV_MEDIA]: { schema: { type: 'string', description: 'A header line of the keys, then one line per item.' } },
+        [JSON_TYPE]: {
+          schema: {
+            oneOf: [
+              { type: 'array', items: { type: 'object' } },
+              {
+                type: 'object',
+                required: ['items'],
+                properties: { items: { type: 'array', items: { type: 'object' } } },
+              },
+            ],
+          },
+        },
+        'application/x-ndjson': { schema: { type: 'string', description: 'One JSON object per line.' } },
+      },
+    },
+    responses: {
+      201: jsonResponse('Created: the stored file.', ref('schemas', 'StoredFile')),
+      ...errors(400, 401, 404, 413, 415),
+    },
+  },
+};
+
+const JOB_PATH: Json = {
+  get: {
+    operationId: 'get_import',
+    tags: [IMPORTS_TAG],
+    summary: 'An import job',
+    description: 'Its status, its progress and its first failed items.',
+    parameters: [ref('parameters', 'import.id'), ...versionParameter],
+    responses: {
+      200: jsonResponse('OK', ref('schemas', 'ImportJob')),
+      ...errors(401, 404),
+    },
+  },
+};
+
+/** The paths of `/v1`, each naming the server it is served from. */
+function versionedPaths(registry: Registry, options: OpenApiOptions): Array<[string, Json]> {
+  const servers = [{ url: versionedServer(options), description: 'The versioned API, beside /api/v1.' }];
+  const imports = importable(registry);
+  const paths: Array<[string, Json]> = [
+    ...(imports.length > 0 ? [['/v1/files', FILE_PATH] as [string, Json]] : []),
+    ...imports.flatMap(importPaths),
+    ...(imports.length > 0 ? [['/v1/imports/{id}', JOB_PATH] as [string, Json]] : []),
+    ...paged(registry).map(pagePath),
+  ];
+  return paths.map(([path, item]) => [path, { servers, ...item }]);
+}
+
+const INFO_DESCRIPTION =
+  'The customer-engagement API: its resources under `/api/v1` in the PostgREST query language, and the ' +
+  'versioned API under `/v1` (batch and file imports, import jobs, keyset pages). Every call takes ' +
+  '`Authorization: Bearer <token>`; errors share one body (Error).';
+
 export function buildOpenApi(registry: Registry, options: OpenApiOptions = {}): Record<string, unknown> {
   const { resources } = registry;
+  const versioned = versionedPaths(registry, options);
+  const imports = importable(registry).length > 0;
+  const pages = paged(registry).length > 0;
+  // Components only the versioned API uses are there when it has paths using them.
+  const versionedParameters = Object.entries(VERSIONED_PARAMETERS).filter(([name]) =>
+    name.startsWith('page.') ? pages : imports,
+  );
+  const responses = Object.values(ERROR_RESPONSES).filter(([name]) => name !== 'NotFound' || imports);
   return {
     openapi: '3.1.0',
-    info: { title: 'API', version: '1.0.0' },
+    info: { title: 'API', version: '1.0.0', description: INFO_DESCRIPTION },
     servers: [{ url: options.serverUrl ?? '/api/v1' }],
     security: [{ bearerAuth: [] }],
     tags: [
       { name: 'Introspection', description: 'The description of this API.' },
       ...resources.map((r) => ({ name: r.name, ...(r.description && { description: r.description }) })),
+      ...(imports
+        ? [{ name: IMPORTS_TAG, description: 'Batch imports, import files and the jobs importing them (/v1).' }]
+        : []),
+      ...(pages ? [{ name: PAGES_TAG, description: 'Every row of a collection, in keyset pages (/v1).' }] : []),
     ],
-    paths: { '/': ROOT_PATH, ...Object.fromEntries(resources.map((r) => [`/${r.name}`, pathItem(r)])) },
+    paths: {
+      '/': ROOT_PATH,
+      ...Object.fromEntries(resources.map((r) => [`/${r.name}`, pathItem(r)])),
+      ...Object.fromEntries(versioned),
+    },
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>' } },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API token (`npm run token -- create`), sent as `Authorization: Bearer <token>`.',
+        },
+      },
       schemas: {
         ...Object.fromEntries(resources.flatMap((r) => [[r.name, resourceSchema(r)], ...bodySchemaEntries(r)])),
+        ...Object.fromEntries(versioned.length > 0 ? versionedSchemas(registry, imports) : []),
         Error: ERROR_SCHEMA,
       },
-      parameters: { ...SHARED_PARAMETERS, ...Object.fromEntries(resources.flatMap(resourceParameters)) },
+      parameters: {
+        ...SHARED_PARAMETERS,
+        ...Object.fromEntries(resources.flatMap(resourceParameters)),
+        ...Object.fromEntries(versionedParameters),
+      },
       headers: HEADERS,
       responses: Object.fromEntries(
-        Object.values(ERROR_RESPONSES).map(([name, description]) => [
+        responses.map(([name, description]) => [
           name,
           { description, headers: requestId, content: { [JSON_TYPE]: { schema: ref('schemas', 'Error') } } },
         ]),
       ),
     },
   };
+}
+
+/**
+ * The document served from another URL: its server and the server of its `/v1` paths both moved,
+ * as a docs page does to call the API where the page was loaded from.
+ * @example
+ * const document = withServerUrl(engine.openapi(), '/api/v1'); // /v1 paths then call '/'
+ */
+export function withServerUrl(
+  document: Record<string, unknown>,
+  serverUrl: string,
+  options: { readonly description?: string; readonly versionedServerUrl?: string } = {},
+): Record<string, unknown> {
+  const versioned = versionedServer({ serverUrl, versionedServerUrl: options.versionedServerUrl });
+  const paths = Object.entries((document.paths ?? {}) as Record<string, Json>).map(([path, item]) => {
+    const servers = item.servers as Json[] | undefined;
+    return [path, servers ? { ...item, servers: servers.map((s) => ({ ...s, url: versioned })) } : item];
+  });
+  const description = options.description === undefined ? {} : { description: options.description };
+  return { ...document, servers: [{ url: serverUrl, ...description }], paths: Object.fromEntries(paths) };
 }

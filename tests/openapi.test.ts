@@ -1,6 +1,7 @@
 import { pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
-import { buildOpenApi } from '../engine/openapi.ts';
+import type { Engine } from '../engine/index.ts';
+import { buildOpenApi, withServerUrl } from '../engine/openapi.ts';
 import { parsePreferences } from '../engine/parse/headers.ts';
 import { parseRequest } from '../engine/parse/index.ts';
 import { planRead } from '../engine/plan/read.ts';
@@ -14,6 +15,7 @@ import {
 } from '../engine/registry.ts';
 import { AGGREGATES } from '../engine/request.ts';
 import { resources } from '../schema/registry.ts';
+import { versionedRoutes } from '../server/versioned.ts';
 
 type Json = Record<string, unknown>;
 
@@ -137,7 +139,7 @@ const errorOf = (fn: () => unknown): Error & { code?: string; hint?: string } =>
 describe('buildOpenApi: document', () => {
   it('is OpenAPI 3.1.0 titled API, version 1.0.0', () => {
     expect(doc.openapi).toBe('3.1.0');
-    expect(doc.info).toEqual({ title: 'API', version: '1.0.0' });
+    expect(doc.info).toMatchObject({ title: 'API', version: '1.0.0' });
   });
 
   it('names /api/v1 as its server unless given a URL', () => {
@@ -153,7 +155,7 @@ describe('buildOpenApi: document', () => {
     for (const { op } of operations(doc)) expect(op.security).toBeUndefined();
   });
 
-  it('offers exactly the operations of the spec, HEAD alongside each GET', () => {
+  it('offers exactly the operations of the spec and the reads beyond it, HEAD alongside each GET', () => {
     const spec = [
       'GET /segment',
       'GET /appointment',
@@ -176,11 +178,24 @@ describe('buildOpenApi: document', () => {
       'GET /campaign',
       'DELETE /custom_field',
       'DELETE /custom_entity',
+      // Beyond the spec's table, so that what is written can be read back.
+      'GET /deal_details',
+      'GET /contact_note',
+      'GET /custom_field',
+      'GET /custom_entity',
+    ];
+    // The versioned API: import files, batch and file imports of each collection, jobs, keyset pages.
+    const versioned = [
+      'POST /v1/files',
+      'GET /v1/imports/{id}',
+      ...['contacts', 'deals', 'appointments'].flatMap((c) => [`POST /v1/${c}/imports/batch`, `POST /v1/${c}/imports`]),
+      'GET /v1/contacts',
     ];
     const expected = [
       'GET /',
       ...spec,
       ...spec.filter((s) => s.startsWith('GET ')).map((s) => s.replace('GET', 'HEAD')),
+      ...versioned,
     ];
     const actual = operations(doc).map(({ path, method }) => `${method.toUpperCase()} ${path}`);
     expect(actual.sort()).toEqual(expected.sort());
@@ -190,7 +205,8 @@ describe('buildOpenApi: document', () => {
     const ids = operations(doc).map(({ op }) => op.operationId);
     expect(new Set(ids).size).toBe(ids.length);
     for (const { path, op } of operations(doc).filter((o) => o.path !== '/')) {
-      expect(op.tags).toEqual([path.slice(1)]);
+      if (path.startsWith('/v1/')) expect(op.tags).toEqual([expect.stringMatching(/^Versioned API: /)]);
+      else expect(op.tags).toEqual([path.slice(1)]);
       expect(op.summary).toMatch(/\S/);
     }
   });
@@ -501,6 +517,7 @@ describe('buildOpenApi: relations', () => {
               foreign_key: r.foreignKey,
               field: r.parentField,
               target_field: r.targetField,
+              ...(r.junction ? { junction: r.junction.table } : {}),
             }))
           : undefined;
       expect(xRelations(doc, resource.name), resource.name).toEqual(expected);
@@ -625,7 +642,10 @@ describe('buildOpenApi: relations', () => {
     expect(xRelations(document, 'deal')?.map((r) => r.name)).toEqual(['buyer']);
     expect(selectOf(document, changed.get('deal')!)).toContain('Relations of deal: buyer (to one, deal_contact_fkey).');
     expect(parameter(document, '/deal', 'get', 'order')?.description).toContain('buyer(');
-    expect(xRelations(document, 'contact')?.map((r) => r.name)).toEqual(['deal']);
+    const contactRelations = xRelations(document, 'contact')?.map((r) => r.name);
+    expect(contactRelations).toContain('deal');
+    expect(contactRelations).not.toContain('appointment');
+    expect(contactRelations).not.toContain('appointment_details');
     expect(selectOf(document, changed.get('contact')!)).toContain('contact does not offer them');
     expect(errorOf(() => planGet(changed.get('contact')!, 'select=count()')).code).toBe('INVALID_AGGREGATE');
     expect(() => planGet(changed.get('deal')!, 'select=*,buyer(*)&order=buyer(display_name)')).not.toThrow();
@@ -690,5 +710,114 @@ describe('buildOpenApi: structure', () => {
   it('notices a dangling $ref', () => {
     expect(follow(doc, '#/components/schemas/nope')).toBeUndefined();
     expect(follow(doc, '#/components/schemas/deal')).toBeDefined();
+  });
+});
+
+describe('buildOpenApi: the versioned API (/v1)', () => {
+  const v1 = operations(doc).filter((o) => o.path.startsWith('/v1/'));
+  const importing = registry.resources.filter((r) => r.imports).map((r) => r.collection!);
+  const paging = registry.resources.filter((r) => r.keyset);
+
+  it('documents every route server/versioned.ts serves, for each collection offering it, and nothing else', () => {
+    const app = versionedRoutes({ engine: {} as Engine, imports: undefined, fileLimit: undefined });
+    const served = new Set(
+      app.routes.flatMap(({ method, path }) => {
+        const at = path.replace(':id', '{id}');
+        if (!at.includes(':collection')) return [`${method} /v1${at}`];
+        const collections = at === '/:collection' ? paging.map((r) => r.collection!) : importing;
+        return collections.map((c) => `${method} /v1${at.replace(':collection', c)}`);
+      }),
+    );
+    expect(v1.map(({ path, method }) => `${method.toUpperCase()} ${path}`).sort()).toEqual([...served].sort());
+  });
+
+  it('serves its paths from beside /api/v1, the server following the document server', () => {
+    for (const path of Object.keys(doc.paths).filter((p) => p.startsWith('/v1/'))) {
+      expect((doc.paths[path] as Json).servers, path).toEqual([{ url: '/', description: expect.any(String) }]);
+    }
+    const at = (options: object) =>
+      (build(registry, options).paths['/v1/files'] as Json).servers as Array<{ url: string }>;
+    expect(at({ serverUrl: 'http://127.0.0.1:3000/api/v1' })[0]!.url).toBe('http://127.0.0.1:3000');
+    expect(at({ serverUrl: '/engage/api/v1/' })[0]!.url).toBe('/engage');
+    expect(at({ serverUrl: '/api/v1', versionedServerUrl: 'https://x.example' })[0]!.url).toBe('https://x.example');
+  });
+
+  it('takes the bearer token and the version header, and answers errors with the error body', () => {
+    for (const { path, method, op } of v1) {
+      expect(op.security, `${method} ${path}`).toBeUndefined();
+      expect(parametersOf(doc, op).map((p) => p.name)).toContain('engage-version');
+      expect(op.responses['401'], `${method} ${path}`).toEqual({ $ref: '#/components/responses/Unauthorized' });
+      for (const [status, response] of Object.entries(op.responses).filter(([s]) => Number(s) >= 400)) {
+        const content = deref<Json>(doc, response).content as Record<string, Json>;
+        expect(content['application/json']!.schema, `${method} ${path} ${status}`).toEqual({
+          $ref: '#/components/schemas/Error',
+        });
+      }
+    }
+  });
+
+  it('uploads a file as CSV, JSON or NDJSON and answers 201 with the stored file', () => {
+    const upload = doc.paths['/v1/files']!.post!;
+    expect(Object.keys((upload.requestBody as { content: Json }).content).sort()).toEqual([
+      'application/json',
+      'application/x-ndjson',
+      'text/csv',
+    ]);
+    expect(Object.keys(upload.responses).sort()).toEqual(['201', '400', '401', '404', '413', '415']);
+    expect(doc.components.schemas.StoredFile!.required).toEqual(['id', 'size', 'content_type', 'sha256']);
+  });
+
+  it("imports items with the resource's fields, and custom-field keys where it has them", () => {
+    for (const resource of registry.resources.filter((r) => r.imports)) {
+      const item = doc.components.schemas[`${resource.collection}.import_item`]!;
+      const writable = resource.fields.filter((f) => !f.serverManaged || f.name === 'id').map((f) => f.name);
+      expect(Object.keys(item.properties).sort()).toEqual(writable.sort());
+      expect(item.additionalProperties).toBe(resource.imports!.customFields !== undefined);
+      const batch = doc.paths[`/v1/${resource.collection}/imports/batch`]!.post!;
+      expect(batch.responses['200']).toMatchObject({
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/BatchResult' } } },
+      });
+      const start = doc.paths[`/v1/${resource.collection}/imports`]!.post!;
+      expect(start.responses['202']).toMatchObject({
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/ImportJob' } } },
+      });
+    }
+    const job = doc.components.schemas.ImportJob!;
+    expect(job.properties.status).toEqual({ type: 'string', enum: ['queued', 'running', 'succeeded', 'failed'] });
+    expect(parameter(doc, '/v1/imports/{id}', 'get', 'id', 'path')).toMatchObject({ required: true });
+  });
+
+  it('pages a keyset collection by limit and cursor into {data, next_cursor}', () => {
+    for (const resource of paging) {
+      const path = `/v1/${resource.collection}`;
+      expect(parameter(doc, path, 'get', 'limit')?.schema).toMatchObject({ minimum: 1, maximum: 1000, default: 50 });
+      expect(parameter(doc, path, 'get', 'cursor')).toBeDefined();
+      const page = doc.components.schemas[`${resource.collection}.page`]!;
+      expect(page.properties.data).toEqual({ type: 'array', items: { $ref: `#/components/schemas/${resource.name}` } });
+      expect(page.properties.next_cursor).toMatchObject({ type: ['string', 'null'] });
+    }
+  });
+
+  it('has no /v1 paths, schemas or parameters for a registry without collections', () => {
+    const bare = build(createRegistry(resources.map(({ collection: _, keyset: __, imports: ___, ...r }) => r)));
+    expect(Object.keys(bare.paths).filter((p) => p.startsWith('/v1'))).toEqual([]);
+    expect(Object.keys(bare.components.schemas)).not.toContain('ImportJob');
+    expect(Object.keys(bare.components.parameters)).not.toContain('page.limit');
+    expect(Object.keys(bare.components.responses)).not.toContain('NotFound');
+  });
+});
+
+describe('withServerUrl', () => {
+  it('moves the server and the /v1 paths with it, leaving the rest', () => {
+    const absolute = build(registry, { serverUrl: 'http://10.0.0.1:3000/api/v1' });
+    const moved = withServerUrl(absolute as never, '/engage/api/v1', {
+      description: 'This server',
+    }) as never as Document;
+    expect(moved.servers).toEqual([{ url: '/engage/api/v1', description: 'This server' }]);
+    expect((moved.paths['/v1/files'] as Json).servers).toEqual([{ url: '/engage', description: expect.any(String) }]);
+    expect(moved.paths['/deal']).toBe(absolute.paths['/deal']);
+    expect(withServerUrl(absolute as never, '/api/v1').paths).toMatchObject({
+      '/v1/contacts': { servers: [{ url: '/' }] },
+    });
   });
 });

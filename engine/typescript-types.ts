@@ -1,0 +1,172 @@
+/**
+ * TypeScript types of the API, generated from the registry in the shape postgrest-js (and
+ * supabase-js) take as their `Database` type parameter, so a client infers the rows of a typed
+ * query: `new PostgrestClient<Database>(url).from('deal').select('name, contact(display_name)')`.
+ *
+ * Each resource is a table of schema `public`: `Row` is what a read returns, `Insert` what a POST
+ * takes, `Update` what a PATCH takes, `Relationships` the registry's to-one relations read from the
+ * referencing side (postgrest-js derives the to-many and many-to-many ones from them, as the
+ * engine does). A resource without POST has `Insert: never` and one without PATCH `Update: never`,
+ * so the compiler refuses the writes the API refuses. The custom-field properties of `*_details`
+ * resources are not typed: their keys are data (`custom_field.key`), not schema.
+ */
+import type { Field, FieldKind, Registry, Resource } from './registry.ts';
+
+/** The TypeScript type of each field kind, as rows leave the API and bodies enter it. */
+const KIND_TYPE: Record<FieldKind, string> = {
+  uuid: 'string',
+  text: 'string',
+  boolean: 'boolean',
+  integer: 'number',
+  numeric: 'number',
+  date: 'string',
+  timestamptz: 'string',
+  'text[]': 'string[]',
+  jsonb: 'Json',
+};
+
+/** The PostgREST version whose features the engine offers: spreads of to-many relations, `max-affected`. */
+export const POSTGREST_VERSION = '13';
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+const key = (name: string) => (IDENTIFIER.test(name) ? name : JSON.stringify(name));
+const literal = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+function fieldType(field: Field): string {
+  const base = field.enum ? field.enum.map(literal).join(' | ') : KIND_TYPE[field.kind];
+  return field.nullable ? `${base} | null` : base;
+}
+
+/** A field a POST may leave out: the database or the server fills it in. */
+const optionalOnInsert = (field: Field) => field.nullable || field.serverManaged || field.defaultValue !== undefined;
+
+const indent = (lines: string[], depth: number) => lines.map((line) => `${'  '.repeat(depth)}${line}`);
+
+function objectType(entries: string[], depth: number): string {
+  if (entries.length === 0) return '{ [_ in never]: never }';
+  return ['{', ...indent(entries, depth + 1), `${'  '.repeat(depth)}}`].join('\n');
+}
+
+function comment(field: Field): string[] {
+  return field.description ? [`/** ${field.description.replace(/\*\//g, '* /')} */`] : [];
+}
+
+function rowType(resource: Resource, depth: number): string {
+  return objectType(
+    resource.fields.flatMap((f) => [...comment(f), `${key(f.name)}: ${fieldType(f)};`]),
+    depth,
+  );
+}
+
+function insertType(resource: Resource, depth: number): string {
+  if (!resource.verbs.has('POST')) return 'never';
+  return objectType(
+    resource.fields.map((f) => `${key(f.name)}${optionalOnInsert(f) ? '?' : ''}: ${fieldType(f)};`),
+    depth,
+  );
+}
+
+function updateType(resource: Resource, depth: number): string {
+  if (!resource.verbs.has('PATCH')) return 'never';
+  // `id` cannot be changed; a PATCH naming it is refused.
+  return objectType(
+    resource.fields.filter((f) => f.name !== 'id').map((f) => `${key(f.name)}?: ${fieldType(f)};`),
+    depth,
+  );
+}
+
+/**
+ * The to-one relations of a readable resource, read from the side holding the reference: what
+ * postgrest-js calls a relationship. Their reverse (to many, or to one when the reference is
+ * unique) and the many-to-many relations through a junction it derives itself, as the engine does.
+ */
+function relationshipsType(resource: Resource, depth: number): string {
+  if (!resource.verbs.has('GET')) return '[]';
+  const forward = resource.relations.filter(
+    (r) => r.junction === null && r.cardinality === 'one' && r.referencing === r.parentField && r.targetField === 'id',
+  );
+  if (forward.length === 0) return '[]';
+  const entries = forward.map((relation) => {
+    const unique = resource.references.find((r) => r.name === relation.foreignKey)?.unique ?? false;
+    return objectType(
+      [
+        `foreignKeyName: ${literal(relation.foreignKey)};`,
+        `columns: [${literal(relation.parentField)}];`,
+        `isOneToOne: ${unique};`,
+        `referencedRelation: ${literal(relation.target.name)};`,
+        `referencedColumns: [${literal(relation.targetField)}];`,
+      ],
+      depth + 1,
+    );
+  });
+  return ['[', ...entries.map((e) => `${'  '.repeat(depth + 1)}${e},`), `${'  '.repeat(depth)}]`].join('\n');
+}
+
+function tableType(resource: Resource, depth: number): string {
+  const notes = [
+    resource.description,
+    resource.customFields ? 'Its custom-field properties (by custom_field.key) are not typed here.' : undefined,
+    `Verbs: ${[...resource.verbs].join(', ')}.`,
+  ].filter(Boolean);
+  return [
+    `/** ${notes.join(' ').replace(/\*\//g, '* /')} */`,
+    `${key(resource.name)}: ${objectType(
+      [
+        `Row: ${rowType(resource, depth + 1)};`,
+        `Insert: ${insertType(resource, depth + 1)};`,
+        `Update: ${updateType(resource, depth + 1)};`,
+        `Relationships: ${relationshipsType(resource, depth + 1)};`,
+      ],
+      depth,
+    )};`,
+  ].join(`\n${'  '.repeat(depth)}`);
+}
+
+const HELPERS = `
+type PublicSchema = Database['public'];
+
+/** The rows a read of \`name\` returns: \`Tables<'deal'>\`. */
+export type Tables<Name extends keyof PublicSchema['Tables']> = PublicSchema['Tables'][Name]['Row'];
+/** What a POST to \`name\` takes. */
+export type TablesInsert<Name extends keyof PublicSchema['Tables']> = PublicSchema['Tables'][Name]['Insert'];
+/** What a PATCH of \`name\` takes. */
+export type TablesUpdate<Name extends keyof PublicSchema['Tables']> = PublicSchema['Tables'][Name]['Update'];
+`;
+
+/**
+ * The module text: `Json`, `Database` and the helpers `Tables`, `TablesInsert` and `TablesUpdate`.
+ * @example
+ * writeFileSync('engage-types.ts', typescriptTypes(createRegistry(resources)));
+ */
+export function typescriptTypes(registry: Registry): string {
+  const tables = registry.resources.map((r) => tableType(r, 3));
+  const none = '{ [_ in never]: never };';
+  return [
+    '/**',
+    ' * Types of the Engage API for postgrest-js and supabase-js, generated from its registry by',
+    ' * `npm run types`: do not edit.',
+    ' * @example',
+    " * const client = new PostgrestClient<Database>('http://127.0.0.1:3000/api/v1', {",
+    " *   headers: { Authorization: 'Bearer <token>' },",
+    ' * });',
+    " * const { data } = await client.from('deal').select('name, value, contact(display_name)');",
+    ' */',
+    '',
+    'export type Json = string | number | boolean | null | { [key: string]: Json | undefined } | Json[];',
+    '',
+    'export type Database = {',
+    '  /** The PostgREST features the API offers, as postgrest-js reads them. */',
+    `  __InternalSupabase: { PostgrestVersion: ${literal(POSTGREST_VERSION)} };`,
+    '  public: {',
+    '    Tables: {',
+    ...tables.map((t) => `      ${t}`),
+    '    };',
+    `    Views: ${none}`,
+    `    Functions: ${none}`,
+    `    Enums: ${none}`,
+    `    CompositeTypes: ${none}`,
+    '  };',
+    '};',
+    HELPERS,
+  ].join('\n');
+}
