@@ -15,6 +15,7 @@ import { ApiError, unauthorized } from './errors.ts';
 import { cursorError, decodeCursor, encodeCursor, pageLimit } from './keyset.ts';
 import { buildOpenApi, type OpenApiOptions } from './openapi.ts';
 import { parseJsonBody } from './parse/body.ts';
+import { type ExplainRequest, parseExplain } from './parse/headers.ts';
 import { parseRequest, type RawRequest } from './parse/index.ts';
 import { bodySchemas as buildBodySchemas } from './plan/body.ts';
 import { planRead } from './plan/read.ts';
@@ -23,6 +24,7 @@ import { planDelete, planInsert, planUpdate } from './plan/write.ts';
 import { ReadCache } from './read-cache.ts';
 import { type Registry, type Resource, VERBS } from './registry.ts';
 import { type EngineResponse, respondRead, respondWrite } from './respond.ts';
+import { StageClock } from './timings.ts';
 
 export interface EngineOptions {
   readonly registry: Registry;
@@ -32,6 +34,26 @@ export interface EngineOptions {
   readonly openapi?: OpenApiOptions;
   /** Compiled reads kept for repeated requests (default 1000; 0 compiles every read). */
   readonly readCacheSize?: number;
+  /** Serve statement plans (`Accept: application/vnd.pgrst.plan+json`, PostgREST's db-plan-enabled); off: 406. */
+  readonly planEnabled?: boolean;
+  /** Told of each statement and read-cache lookup, for a host's metrics. */
+  readonly observer?: EngineObserver;
+}
+
+/** What a statement was run for. */
+export type StatementKind = 'authorize' | 'read' | 'write' | 'estimate' | 'keyset' | 'explain';
+
+/** Events the engine reports to its host (metrics); every method optional, none may throw. */
+export interface EngineObserver {
+  /** A statement finished (or failed) after `ms` milliseconds, waiting for a connection included. */
+  onStatement?(kind: StatementKind, ms: number, failed: boolean): void;
+  /** A read found its compiled statement in the read cache (true) or compiled it (false). */
+  onCache?(hit: boolean): void;
+}
+
+export interface HandleOptions {
+  /** Measure the stages (parse, plan, compile, db, respond) into `EngineResponse.timings`. */
+  readonly timings?: boolean;
 }
 
 /** What a keyset page asks for: `limit` (default 50, at most 1000) and the `cursor` of the previous page. */
@@ -43,7 +65,7 @@ export interface PageRequest {
 export interface Engine {
   readonly registry: Registry;
   /** Serves one request on a resource. Throws ApiError for every failure a caller can cause. */
-  handle(request: RawRequest, scope: Scope): Promise<EngineResponse>;
+  handle(request: RawRequest, scope: Scope, options?: HandleOptions): Promise<EngineResponse>;
   /**
    * A keyset page of a versioned-API collection (`contacts`): `{"data": [...], "next_cursor": ...}`
    * as JSON text. Throws ApiError as `handle` does; 404 for a collection without keyset pages.
@@ -61,6 +83,8 @@ export interface Engine {
   /** The OpenAPI 3.1 document, built once from the registry. */
   openapi(): Record<string, unknown>;
 }
+
+type WriteRequest = RawRequest & { readonly method: 'POST' | 'PATCH' | 'DELETE' };
 
 interface WriteRow {
   authorized: number;
@@ -115,14 +139,26 @@ export function createEngine(options: EngineOptions): Engine {
     }),
   );
   const reads = new ReadCache(options.readCacheSize ?? 1000);
+  const observer = options.observer;
   let openapi: Record<string, unknown> | undefined;
 
   /** Runs a statement for `scope`, whose lane it waits in when the pool is saturated. */
-  async function execute<T>(text: string, params: readonly SqlParam[], scope: Scope): Promise<T[]> {
+  async function execute<T>(
+    text: string,
+    params: readonly SqlParam[],
+    scope: Scope,
+    kind: StatementKind = 'read',
+  ): Promise<T[]> {
+    const started = observer?.onStatement ? performance.now() : 0;
+    let failed = true;
     try {
-      return (await db.query(text, params, scopeValue(scope))) as T[];
+      const rows = (await db.query(text, params, scopeValue(scope))) as T[];
+      failed = false;
+      return rows;
     } catch (error) {
       throw mapDatabaseError(error);
+    } finally {
+      observer?.onStatement?.(kind, performance.now() - started, failed);
     }
   }
 
@@ -132,6 +168,7 @@ export function createEngine(options: EngineOptions): Engine {
       `${scopeCte(scope, params)} SELECT organisation_id FROM scope`,
       params.values,
       scope,
+      'authorize',
     );
     return rows[0]?.organisation_id ?? null;
   }
@@ -180,38 +217,58 @@ export function createEngine(options: EngineOptions): Engine {
   }
 
   /** Runs a statement in a transaction that is always rolled back, and returns its rows. */
-  async function dryRun<T>(text: string, params: readonly SqlParam[], scope: Scope): Promise<T[]> {
+  async function dryRun<T>(
+    text: string,
+    params: readonly SqlParam[],
+    scope: Scope,
+    kind: StatementKind = 'write',
+  ): Promise<T[]> {
     let rows: T[] = [];
     const undo = new Error('dry run');
+    const started = observer?.onStatement ? performance.now() : 0;
+    let failed = false;
     try {
       await db.transaction(async (tx) => {
         rows = (await tx.query(text, params)) as T[];
         throw undo;
       }, scopeValue(scope));
     } catch (error) {
-      if (error !== undo) throw mapDatabaseError(error);
+      failed = error !== undo;
+      if (failed) throw mapDatabaseError(error);
+    } finally {
+      observer?.onStatement?.(kind, performance.now() - started, failed);
     }
     return rows;
   }
 
-  async function write(raw: RawRequest & { readonly method: 'POST' | 'PATCH' | 'DELETE' }, scope: Scope) {
+  /** A write's plan and statement: parse, plan and compile. */
+  function compileWriteRequest(raw: WriteRequest, scope: Scope, clock?: StageClock) {
+    const resource = resourceFor(raw.resource, raw.method);
+    const request = parseRequest(raw);
+    const schemas = bodySchemas.get(resource.name)!;
+    // DELETE takes no body; POST and PATCH take JSON.
+    const body = raw.method === 'DELETE' ? null : parseJsonBody(raw.body ?? null, raw.header('content-type'));
+    clock?.lap('parse');
+    const plan =
+      raw.method === 'DELETE'
+        ? planDelete(resource, request, maxRows)
+        : raw.method === 'POST'
+          ? planInsert(resource, schemas, request, body, maxRows)
+          : planUpdate(resource, schemas, request, body, maxRows);
+    clock?.lap('plan');
+    const statement = compileWrite(plan, scope);
+    clock?.lap('compile');
+    return { plan, statement };
+  }
+
+  async function write(raw: WriteRequest, scope: Scope, clock?: StageClock) {
     const { plan, row } = await untilAuthorized(scope, async () => {
-      const resource = resourceFor(raw.resource, raw.method);
-      const request = parseRequest(raw);
-      const schemas = bodySchemas.get(resource.name)!;
-      // DELETE takes no body; POST and PATCH take JSON.
-      const body = raw.method === 'DELETE' ? null : parseJsonBody(raw.body ?? null, raw.header('content-type'));
-      const plan =
-        raw.method === 'DELETE'
-          ? planDelete(resource, request, maxRows)
-          : raw.method === 'POST'
-            ? planInsert(resource, schemas, request, body, maxRows)
-            : planUpdate(resource, schemas, request, body, maxRows);
-      const statement = compileWrite(plan, scope);
+      const { plan, statement } = compileWriteRequest(raw, scope, clock);
       // One statement is atomic by itself; `Prefer: tx=rollback` needs a transaction to undo it.
       const [row] = plan.rollback
         ? await dryRun<WriteRow>(statement.text, statement.params, scope)
-        : await execute<WriteRow>(statement.text, statement.params, scope);
+        : await execute<WriteRow>(statement.text, statement.params, scope, 'write');
+      clock?.lap('db');
       return { plan, row: row!, authorized: row?.authorized ?? 0 };
     });
     if (row.allowed !== 1) {
@@ -223,22 +280,39 @@ export function createEngine(options: EngineOptions): Engine {
         },
       );
     }
-    return respondWrite(plan, {
+    const response = respondWrite(plan, {
       affected: row.affected,
       inserted: row.inserted,
       locationId: row.location_id,
       body: row.body,
     });
+    return clock ? timed(response, clock) : response;
   }
 
-  async function read(raw: RawRequest, scope: Scope) {
+  /** A read's plan and statement: parse, plan and compile (the read cache's miss). */
+  function compileReadRequest(raw: RawRequest, scope: Scope, clock?: StageClock) {
+    const resource = resourceFor(raw.resource, raw.method);
+    const request = parseRequest({ ...raw, method: raw.method as 'GET' | 'HEAD' });
+    clock?.lap('parse');
+    const plan = planRead(resource, request, maxRows);
+    clock?.lap('plan');
+    const statement = compileRead(plan, scope);
+    clock?.lap('compile');
+    return { plan, statement };
+  }
+
+  async function read(raw: RawRequest, scope: Scope, clock?: StageClock) {
     const { plan, row } = await untilAuthorized(scope, async () => {
+      let hit = true;
       const { plan, statement } = reads.read(raw, scope, () => {
-        const resource = resourceFor(raw.resource, raw.method);
-        const plan = planRead(resource, parseRequest({ ...raw, method: raw.method as 'GET' | 'HEAD' }), maxRows);
-        return { plan, statement: compileRead(plan, scope) };
+        hit = false;
+        return compileReadRequest(raw, scope, clock);
       });
+      observer?.onCache?.(hit);
+      // A cached read spends its time finding its statement: parse, as nothing else is left.
+      if (hit) clock?.lap('parse');
       const [row] = await execute<ReadRow>(statement.text, statement.params, scope);
+      clock?.lap('db');
       return { plan, row: row!, authorized: row?.authorized ?? 0 };
     });
     let total = row.total === null ? null : Number(row.total);
@@ -252,14 +326,74 @@ export function createEngine(options: EngineOptions): Engine {
       total = ended
         ? plan.offset + row.page_total
         : Math.max(total ?? 0, plan.offset + row.page_total, await estimateCount(plan, row.organisation_id!, scope));
+      clock?.lap('db');
     }
-    return respondRead(plan, { pageTotal: row.page_total, total, body: row.body });
+    const response = respondRead(plan, { pageTotal: row.page_total, total, body: row.body });
+    return clock ? timed(response, clock) : response;
   }
+
+  /**
+   * The plan of the statement the request would run (PostgREST's execution plan): compiled as
+   * the request itself is, so the caller's scope is inside it. Writes are only planned, unless
+   * `options=analyze` asks to run them: then in a transaction that is always rolled back.
+   */
+  async function explain(raw: RawRequest, wanted: ExplainRequest, scope: Scope, clock?: StageClock) {
+    if (!options.planEnabled) {
+      throw new ApiError('NOT_ACCEPTABLE', 'statement plans are not served here', {
+        hint: 'Start the server with PLAN_ENABLED=1 to serve application/vnd.pgrst.plan+json.',
+      });
+    }
+    const planned: RawRequest = {
+      ...raw,
+      header: (name) => (name.toLowerCase() === 'accept' ? wanted.for : raw.header(name)),
+    };
+    const isWrite = raw.method === 'POST' || raw.method === 'PATCH' || raw.method === 'DELETE';
+    const analyze = wanted.options.has('analyze');
+    const rows = await untilAuthorized(scope, async () => {
+      const { statement } = isWrite
+        ? compileWriteRequest({ ...planned, method: raw.method as WriteRequest['method'] }, scope, clock)
+        : compileReadRequest(planned, scope, clock);
+      // The statement checks the token itself, but a plan does not run it: check it first.
+      const authorized = (await authorize(scope)) === null ? 0 : 1;
+      if (authorized === 0) return { authorized, rows: [] };
+      const settings = [`FORMAT ${wanted.format.toUpperCase()}`];
+      for (const option of ['analyze', 'verbose', 'settings', 'buffers', 'wal'] as const) {
+        // WAL needs ANALYZE; without it PostgreSQL refuses the statement.
+        if (wanted.options.has(option) && (option !== 'wal' || analyze)) settings.push(option.toUpperCase());
+      }
+      const text = `EXPLAIN (${settings.join(', ')}) ${statement.text}`;
+      const rows =
+        isWrite && analyze
+          ? await dryRun<Record<string, unknown>>(text, statement.params, scope, 'explain')
+          : await execute<Record<string, unknown>>(text, statement.params, scope, 'explain');
+      clock?.lap('db');
+      return { authorized, rows };
+    });
+    const lines = rows.rows.map((row) => row['QUERY PLAN']);
+    const body =
+      wanted.format === 'json'
+        ? typeof lines[0] === 'string'
+          ? (lines[0] as string)
+          : JSON.stringify(lines[0] ?? [])
+        : lines.join('\n');
+    const media = `application/vnd.pgrst.plan+${wanted.format}; for="${wanted.for}"; charset=utf-8`;
+    const response: EngineResponse = {
+      status: 200,
+      headers: { 'Content-Type': media, Vary: 'Accept, Prefer, Range' },
+      body: raw.method === 'HEAD' ? null : body,
+    };
+    return clock ? timed(response, clock) : response;
+  }
+
+  const timed = (response: EngineResponse, clock: StageClock): EngineResponse => {
+    clock.lap('respond');
+    return { ...response, timings: clock.timings };
+  };
 
   /** The planner's estimate of the rows a read's filters select in the caller's organisation. */
   async function estimateCount(plan: ReadPlan, organisationId: string, scope: Scope): Promise<number> {
     const statement = compileCountEstimate(plan, organisationId);
-    const [row] = await execute<{ 'QUERY PLAN': unknown }>(statement.text, statement.params, scope);
+    const [row] = await execute<{ 'QUERY PLAN': unknown }>(statement.text, statement.params, scope, 'estimate');
     const raw = row?.['QUERY PLAN'];
     const parsed = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: { 'Plan Rows': number } }>;
     return Math.round(parsed[0]?.Plan['Plan Rows'] ?? 0);
@@ -268,9 +402,14 @@ export function createEngine(options: EngineOptions): Engine {
   return {
     registry,
 
-    async handle(raw, scope) {
+    async handle(raw, scope, handleOptions) {
+      const clock = handleOptions?.timings ? new StageClock() : undefined;
+      if (raw.method !== 'OPTIONS') {
+        const wanted = parseExplain(raw.header('accept'), raw.header('prefer'));
+        if (wanted) return explain(raw, wanted, scope, clock);
+      }
       if (raw.method === 'POST' || raw.method === 'PATCH' || raw.method === 'DELETE') {
-        return write({ ...raw, method: raw.method }, scope);
+        return write({ ...raw, method: raw.method }, scope, clock);
       }
       if (raw.method === 'OPTIONS') {
         const { resource } = await untilAuthorized(scope, async () => ({
@@ -279,7 +418,7 @@ export function createEngine(options: EngineOptions): Engine {
         }));
         return { status: 200, headers: { Allow: allowed.get(resource.name)!.header }, body: null };
       }
-      return read(raw, scope);
+      return read(raw, scope, clock);
     },
 
     async page(collection, request, scope) {
@@ -293,9 +432,11 @@ export function createEngine(options: EngineOptions): Engine {
         const limit = pageLimit(request.limit);
         const after = request.cursor === undefined ? null : decodeCursor(request.cursor, resource.keyset.length);
         const statement = compileKeysetPage(resource, scope, limit, after);
-        const rows = await execute<KeysetRow>(statement.text, statement.params, scope).catch((error: ApiError) => {
-          throw after === null ? error : cursorError(error);
-        });
+        const rows = await execute<KeysetRow>(statement.text, statement.params, scope, 'keyset').catch(
+          (error: ApiError) => {
+            throw after === null ? error : cursorError(error);
+          },
+        );
         return { ...rows[0]!, limit };
       });
       const next = row.n > row.limit && row.last_key !== null ? encodeCursor(row.last_key) : null;
@@ -318,8 +459,10 @@ export type { Database, Queryable } from './db/port.ts';
 export { ApiError, type ErrorCode, unauthorized } from './errors.ts';
 export { UUID } from './formats.ts';
 export { contentType, JSON_MEDIA } from './media-types.ts';
+export { withServerUrl } from './openapi.ts';
 export { parseJsonBody } from './parse/body.ts';
 export type { RawRequest } from './parse/index.ts';
 export { createRegistry, defineResource, type Registry, type Resource, type ResourceDefinition } from './registry.ts';
 export type { EngineResponse } from './respond.ts';
+export { STAGES, type Stage, type Timings } from './timings.ts';
 export { CURRENT_VERSION, SUPPORTED_VERSIONS, VERSION_HEADER } from './versions.ts';

@@ -8,12 +8,15 @@ import { ApiError } from './errors.ts';
 import { CSV_MEDIA, contentType, JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
 import type { ReadPlan, WritePlan } from './plan/types.ts';
 import type { ResponseFormat } from './request.ts';
+import type { Timings } from './timings.ts';
 
 export interface EngineResponse {
   readonly status: number;
   readonly headers: Record<string, string>;
   /** JSON or CSV text, or null for no body (HEAD, 204). */
   readonly body: string | null;
+  /** Milliseconds by stage, when the host asked for them (`handle(..., { timings: true })`). */
+  readonly timings?: Timings;
 }
 
 export interface ReadResult {

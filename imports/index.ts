@@ -45,8 +45,17 @@ export interface Imports {
   startJob(collection: string, organisationId: string, body: string, contentType: string | undefined): Promise<JobView>;
   /** A job of the organisation; 404 when it has none of that id. */
   getJob(organisationId: string, id: string): Promise<JobView>;
+  /** Jobs by status and the items they wrote, over every organisation (for metrics). */
+  stats(): Promise<ImportStats>;
   /** Runs queued jobs in this process, polling every `pollMs` (default 1000). */
   startWorker(options?: { pollMs?: number; onError?: (error: unknown) => void }): ImportWorker;
+}
+
+export interface ImportStats {
+  /** Jobs by status: queued, running, succeeded, failed. */
+  readonly jobs: Readonly<Record<string, number>>;
+  /** Items of jobs created, updated and failed. */
+  readonly items: { readonly created: number; readonly updated: number; readonly failed: number };
 }
 
 const notFound = (what: string) => new ApiError('NOT_FOUND', `there is no ${what} with that id in your organisation`);
@@ -112,6 +121,23 @@ export function createImports(options: ImportsOptions): Imports {
       const job = UUID.test(id) ? await getJob(db, organisationId, id) : null;
       if (!job) throw notFound('import');
       return jobView(job);
+    },
+
+    async stats() {
+      const rows = await db.query<{ status: string; jobs: string; created: string; updated: string; failed: string }>(
+        'SELECT "status", count(*)::text AS jobs, coalesce(sum("created"), 0)::text AS created,' +
+          ' coalesce(sum("updated"), 0)::text AS updated, coalesce(sum("failed"), 0)::text AS failed' +
+          ' FROM "import_job" GROUP BY "status"',
+      );
+      const jobs: Record<string, number> = { queued: 0, running: 0, succeeded: 0, failed: 0 };
+      const items = { created: 0, updated: 0, failed: 0 };
+      for (const row of rows) {
+        jobs[row.status] = Number(row.jobs);
+        items.created += Number(row.created);
+        items.updated += Number(row.updated);
+        items.failed += Number(row.failed);
+      }
+      return { jobs, items };
     },
 
     startWorker(workerOptions = {}) {

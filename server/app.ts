@@ -3,14 +3,18 @@
  * rendering around the engine. `createApp(...).fetch` serves any fetch-style host, and the app can
  * be mounted inside another Hono app with `host.route('/prefix', createApp(...))`.
  */
+import { timingSafeEqual } from 'node:crypto';
 import { type Context, Hono } from 'hono';
 import { requestId } from 'hono/request-id';
-import { ApiError, asApiError, contentType, type Engine, JSON_MEDIA } from '../engine/index.ts';
+import { ApiError, asApiError, contentType, type Engine, JSON_MEDIA, STAGES, type Timings } from '../engine/index.ts';
 import type { Imports } from '../imports/index.ts';
+import { accessLog } from './access-log.ts';
 import { type AuthVariables, bearerAuth, unauthorized } from './auth/bearer.ts';
 import { BODY_LIMIT, bodyUnread, limitDeclaredBody, readText } from './body-limit.ts';
+import { docsPage, home } from './docs.ts';
 import { renderError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
+import type { Metrics } from './metrics.ts';
 import { checkVersion, versionHeader } from './version.ts';
 import { versionedRoutes } from './versioned.ts';
 
@@ -25,7 +29,19 @@ export interface AppOptions {
   /** True once the host is shutting down: GET /ready says 503 and responses close their connection. */
   readonly draining?: () => boolean;
   readonly logger?: Logger;
+  /** Counts requests; served at GET /metrics only with `metricsToken` (else on METRICS_PORT, see main.ts). */
+  readonly metrics?: Metrics;
+  /** METRICS_TOKEN: GET /metrics answers with `Authorization: Bearer <it>`; left out, /metrics is 404. */
+  readonly metricsToken?: string;
+  /** SERVER_TIMING: a Server-Timing header (parse, plan, compile, db, respond) on resource responses. */
+  readonly serverTiming?: boolean;
+  /** More for GET /ready to report (the pool, the migrations); a failure makes it 503. */
+  readonly readiness?: () => Promise<Record<string, unknown>>;
 }
+
+/** `parse;dur=0.1, plan;dur=0.2, ...` (ms), as PostgREST's Server-Timing. */
+const serverTiming = (timings: Timings) =>
+  STAGES.map((stage) => `${stage};dur=${timings[stage].toFixed(1)}`).join(', ');
 
 type Env = { Variables: AuthVariables };
 
@@ -48,6 +64,8 @@ export function createApp(options: AppOptions): Hono<Env> {
   const render = (c: Context, error: ApiError) => renderError(c, error, log);
 
   app.use(requestId({ headerName: 'Request-Id' }));
+  // Outermost but the id: sees every response as sent, errors and 404s included.
+  app.use(accessLog({ log, onRequest: options.metrics?.onRequest }));
   // Responses hold one organisation's data: no shared cache may keep them, no browser may guess their type.
   // Set before the handler runs: `c.body` keeps them, and no built response is copied to add them.
   app.use(async (c, next) => {
@@ -78,8 +96,35 @@ export function createApp(options: AppOptions): Hono<Env> {
         cause,
       });
     }
-    return c.json({ status: 'ready' });
+    let state: Record<string, unknown> = {};
+    try {
+      if (options.readiness) state = await Promise.race([options.readiness(), rejectAfter(READY_TIMEOUT_MS)]);
+    } catch (cause) {
+      throw new ApiError('DATABASE_UNAVAILABLE', 'the database state cannot be read', {
+        headers: { 'Retry-After': '1' },
+        cause,
+      });
+    }
+    return c.json({ status: 'ready', ...state });
   });
+
+  // Off the public API: only with METRICS_TOKEN (constant-time compare), else 404 as if absent.
+  const { metrics, metricsToken } = options;
+  if (metrics && metricsToken) {
+    app.get('/metrics', async (c) => {
+      if (!sameSecret(c.req.header('authorization') ?? '', `Bearer ${metricsToken}`)) {
+        return c.body('metrics need "Authorization: Bearer <METRICS_TOKEN>"\n', 401, {
+          'WWW-Authenticate': 'Bearer realm="metrics"',
+        });
+      }
+      const { text, contentType } = await metrics.render();
+      return c.body(text, 200, { 'Content-Type': contentType });
+    });
+  }
+
+  // Where things are, and the API reference page: no token needed, so ahead of the token check.
+  app.get('/', home);
+  app.route('/api/v1/docs', docsPage(engine.openapi()));
 
   const guarded = [versionHeader(), bearerAuth(), checkVersion()] as const;
   // `/api/v1/*` also matches `/api/v1` itself. Routes under /v1 set their own body limits.
@@ -114,15 +159,18 @@ export function createApp(options: AppOptions): Hono<Env> {
           body,
         },
         c.get('scope'),
+        options.serverTiming ? { timings: true } : undefined,
       );
     } catch (error) {
       // The engine's errors already put a bad token first.
       return render(c, asApiError(error));
     }
     const status = response.status as 200;
-    return response.body === null
-      ? c.body(null, status, response.headers)
-      : c.body(response.body, status, response.headers);
+    if (response.timings) c.header('Server-Timing', serverTiming(response.timings));
+    if (response.body === null) return c.body(null, status, response.headers);
+    // Known length: the access log reads it rather than counting the body as it streams.
+    c.header('Content-Length', String(Buffer.byteLength(response.body)));
+    return c.body(response.body, status, response.headers);
   });
 
   app.notFound((c) => failure(c, new ApiError('NOT_FOUND', `nothing is served at ${c.req.method} ${c.req.path}`)));
@@ -135,4 +183,11 @@ export function createApp(options: AppOptions): Hono<Env> {
   }
 
   return app;
+}
+
+/** Compares secrets in constant time. */
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }

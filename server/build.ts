@@ -6,7 +6,9 @@ import { createEngine, createRegistry, type Database, type Engine, type Resource
 import { createImports, type Imports, type ImportWorker } from '../imports/index.ts';
 import { resources } from '../schema/registry.ts';
 import { createApp } from './app.ts';
+import type { MigrationState, OpenDatabase } from './database.ts';
 import type { Logger } from './logger.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 
 export interface ApiOptions {
   readonly db: Database;
@@ -23,6 +25,15 @@ export interface ApiOptions {
   readonly draining?: () => boolean;
   /** Runs an import worker in this process; left out, jobs wait for another process's worker. */
   readonly worker?: { readonly pollMs?: number };
+  /** SERVER_TIMING: a Server-Timing header on resource responses. */
+  readonly serverTiming?: boolean;
+  /** PLAN_ENABLED: statement plans for `Accept: application/vnd.pgrst.plan+json`. */
+  readonly planEnabled?: boolean;
+  /**
+   * Collect Prometheus metrics (`Api.metrics`); `token` (METRICS_TOKEN) also serves them at
+   * GET /metrics to `Authorization: Bearer <token>`. Left out, nothing is collected.
+   */
+  readonly metrics?: { readonly token?: string | undefined };
 }
 
 export interface Api {
@@ -30,6 +41,8 @@ export interface Api {
   readonly engine: Engine;
   readonly imports: Imports;
   readonly worker: ImportWorker | null;
+  /** Set when `metrics` was asked for: serve `metrics.render()` on METRICS_PORT. */
+  readonly metrics: Metrics | null;
 }
 
 /**
@@ -40,13 +53,19 @@ export interface Api {
 export function buildApi(options: ApiOptions): Api {
   const { db, logger } = options;
   const registry = createRegistry(options.resources ?? resources);
+  const metrics = options.metrics ? createMetrics() : null;
   const engine = createEngine({
     registry,
     db,
     maxRows: options.maxRows,
     openapi: options.serverUrl ? { serverUrl: options.serverUrl } : undefined,
+    planEnabled: options.planEnabled,
+    observer: metrics?.observer,
   });
   const imports = createImports({ db, registry });
+  metrics?.watch({ db, imports });
+  /** Once every migration is applied, it stays so: GET /ready no longer asks the (maybe busy) pool. */
+  const migrations: { upToDate?: MigrationState } = {};
   const worker = options.worker
     ? imports.startWorker({ pollMs: options.worker.pollMs, onError: (err) => logger?.error({ err }, 'import worker') })
     : null;
@@ -57,6 +76,26 @@ export function buildApi(options: ApiOptions): Api {
     ping: () => db.ping(),
     draining: options.draining,
     logger,
+    metrics: metrics ?? undefined,
+    metricsToken: options.metrics?.token,
+    serverTiming: options.serverTiming,
+    readiness: () => readiness(db, migrations),
   });
-  return { app, engine, imports, worker };
+  return { app, engine, imports, worker, metrics };
+}
+
+/** What GET /ready reports beside its status: the pool, and the migrations when the database knows them. */
+async function readiness(db: Database, known: { upToDate?: MigrationState }): Promise<Record<string, unknown>> {
+  const stats = db.stats?.();
+  const state: Record<string, unknown> = {
+    database: db.kind,
+    pool: stats ? { size: stats.size, in_use: stats.inUse, waiting: stats.waiting } : null,
+  };
+  const open = db as Partial<OpenDatabase>;
+  if (typeof open.migrations === 'function') {
+    const { applied, latest } = known.upToDate ?? (await open.migrations());
+    if (applied >= latest) known.upToDate = { applied, latest };
+    state.migrations = { applied, latest, pending: Math.max(0, latest - applied) };
+  }
+  return state;
 }

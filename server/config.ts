@@ -10,6 +10,14 @@ const wholeNumber = (min: number) =>
     v.minValue(min, `must be at least ${min}`),
   );
 const int = (fallback: number, min = 0) => v.optional(wholeNumber(min), String(fallback));
+/** `1` or `true` on, `0` or `false` (the default) off. */
+const flag = v.optional(
+  v.pipe(
+    v.picklist(['0', '1', 'true', 'false'], 'must be 1 or 0'),
+    v.transform((value) => value === '1' || value === 'true'),
+  ),
+  '0',
+);
 
 const ConfigSchema = v.object({
   PORT: int(3000, 1),
@@ -42,6 +50,16 @@ const ConfigSchema = v.object({
   /** How long SIGTERM waits for requests in flight and the import batch before closing what is left. */
   SHUTDOWN_TIMEOUT_MS: int(10_000),
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+  /** `json` (one object a line) or `pretty` for people reading a terminal (pino-pretty). */
+  LOG_FORMAT: v.optional(v.picklist(['json', 'pretty']), 'json'),
+  /** Serves GET /metrics (Prometheus) on a listener of its own on this port (same HOST). */
+  METRICS_PORT: v.optional(wholeNumber(1)),
+  /** Serves GET /metrics on the main port to `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must have at least 16 characters'))),
+  /** `1`: a Server-Timing header (parse, plan, compile, db, respond) on resource responses. */
+  SERVER_TIMING: flag,
+  /** `1`: statement plans for `Accept: application/vnd.pgrst.plan+json` (PostgREST's db-plan-enabled). */
+  PLAN_ENABLED: flag,
 });
 
 export type Config = v.InferOutput<typeof ConfigSchema>;

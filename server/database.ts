@@ -2,6 +2,7 @@
  * Opens the configured database (postgres.js or PGlite) and applies the committed drizzle-kit
  * migrations. Migrations run on their own connection: drizzle changes a client's type parsers.
  */
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
@@ -25,7 +26,29 @@ export interface DatabaseConfig {
   readonly DB_ORGANISATION_CONNECTIONS?: number | undefined;
 }
 
-export type OpenDatabase = Database & { migrate(): Promise<void> };
+/** Migrations applied to the database, and those the code ships. */
+export interface MigrationState {
+  readonly applied: number;
+  readonly latest: number;
+}
+
+export type OpenDatabase = Database & { migrate(): Promise<void>; migrations(): Promise<MigrationState> };
+
+/** The migrations the code ships (drizzle-kit's journal), read once. */
+let shipped: number | undefined;
+const latestMigration = () => {
+  shipped ??= (JSON.parse(readFileSync(`${MIGRATIONS}/meta/_journal.json`, 'utf8')) as { entries: unknown[] }).entries
+    .length;
+  return shipped;
+};
+
+/** How many migrations drizzle recorded as applied (none before the first). */
+async function migrationState(db: Database): Promise<MigrationState> {
+  const rows = await db
+    .query<{ n: number }>('SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations')
+    .catch(() => [{ n: 0 }]);
+  return { applied: Number(rows[0]?.n ?? 0), latest: latestMigration() };
+}
 
 export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
   const options = { poolSize: config.DB_POOL_SIZE, statementTimeoutMs: config.STATEMENT_TIMEOUT_MS };
@@ -39,6 +62,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
     });
     return {
       ...db,
+      migrations: () => migrationState(db),
       async migrate() {
         const client = postgres(url, { max: 1, onnotice: () => {} });
         try {
@@ -54,6 +78,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
   const db = await openPglite(config.PGLITE_DIR, options);
   return {
     ...db,
+    migrations: () => migrationState(db),
     migrate: () => migratePglite(drizzlePglite(db.pg), { migrationsFolder: MIGRATIONS }),
   };
 }

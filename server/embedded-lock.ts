@@ -1,6 +1,7 @@
 /**
  * PGlite is one process's database: two processes opening the same directory would corrupt it.
- * The server holds a pid file in the directory while it runs; the CLI refuses to open it then.
+ * The server holds a pid file in the directory while it runs; the CLI then goes through the
+ * server's admin channel (server/admin-socket.ts) or refuses, and a second server exits.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,9 +25,23 @@ export function embeddedHolder(dir: string): number | null {
   return Number.isInteger(pid) && pid !== process.pid && alive(pid) ? pid : null;
 }
 
+/** The one line a second server or a CLI command prints when a server holds the directory. */
+export const inUseMessage = (dir: string, pid: number, what: string) =>
+  `The embedded database in ${dir} is in use by a running server (pid ${pid}); ${what}`;
+
+/** Takes the directory for this server; exits with one line (no stack trace) when another server holds it. */
 export function holdEmbedded(dir: string): () => void {
   const holder = embeddedHolder(dir);
-  if (holder !== null) throw new Error(`the embedded database in ${dir} is in use by another server (pid ${holder})`);
+  if (holder !== null) {
+    console.error(
+      inUseMessage(
+        dir,
+        holder,
+        'stop it first, or start this one with another PGLITE_DIR (PGlite serves one process).',
+      ),
+    );
+    process.exit(1);
+  }
   mkdirSync(dir, { recursive: true });
   writeFileSync(lockFile(dir), String(process.pid));
   return () => rmSync(lockFile(dir), { force: true });

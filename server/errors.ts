@@ -5,6 +5,8 @@ import type { Logger } from './logger.ts';
 
 export function renderError(c: Context, error: ApiError, log: Logger): Response {
   const requestId: string = c.get('requestId') ?? '';
+  // For the access log (access-log.ts): the failure's code beside its status.
+  c.set('errorCode', error.code);
   // A draining process's 503 is expected, not a failure to look into.
   if (error.status >= 500 && error.code !== 'SHUTTING_DOWN') {
     log.error(

@@ -1,7 +1,34 @@
 /** Structured logs on stderr (stdout stays free for what the CLI prints). */
 import { pino } from 'pino';
+import pretty from 'pino-pretty';
 
 export type Logger = pino.Logger;
 
-export const createLogger = (level: string): Logger =>
-  pino({ level, base: { service: 'engage' } }, pino.destination(2));
+export interface LoggerOptions {
+  /** LOG_FORMAT: `json` (one object a line, the default) or `pretty` for people (pino-pretty). */
+  readonly format?: 'json' | 'pretty';
+  /** Where lines go; stderr by default. */
+  readonly destination?: pino.DestinationStream;
+}
+
+/** Secrets that must never reach a log line, wherever a caller puts them. */
+const REDACT = [
+  'authorization',
+  'token',
+  '*.authorization',
+  '*.token',
+  'headers.authorization',
+  '*.headers.authorization',
+];
+
+export const createLogger = (level: string, options: LoggerOptions = {}): Logger =>
+  pino(
+    { level, base: { service: 'engage' }, redact: { paths: REDACT, censor: '[redacted]' } },
+    options.format === 'pretty'
+      ? pretty({
+          destination: options.destination ?? 2,
+          sync: true,
+          colorize: options.destination === undefined && process.stderr.isTTY,
+        })
+      : (options.destination ?? pino.destination(2)),
+  );

@@ -4,16 +4,19 @@
  * prepares the database and n worker processes share the port (node:cluster).
  */
 import cluster from 'node:cluster';
+import { serveAdmin } from './admin-socket.ts';
 import { buildApi } from './build.ts';
+import { tokenHint } from './cli.ts';
 import { type Config, loadConfig } from './config.ts';
 import { openDatabase } from './database.ts';
 import { seedDemo } from './demo.ts';
 import { holdEmbedded } from './embedded-lock.ts';
 import { createLogger, type Logger } from './logger.ts';
+import { serveMetrics } from './metrics.ts';
 import { startNodeServer } from './node-server.ts';
 
 const config = loadConfig();
-const log = createLogger(config.LOG_LEVEL);
+const log = createLogger(config.LOG_LEVEL, { format: config.LOG_FORMAT });
 const embedded = !config.DATABASE_URL;
 const base = `http://${config.HOST}:${config.PORT}`;
 
@@ -25,7 +28,10 @@ process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejectio
 /** Migrations, and on an empty embedded database a demo organisation with a token to try. */
 async function prepare(db: Awaited<ReturnType<typeof openDatabase>>) {
   await db.migrate();
-  if (!embedded) return;
+  if (!embedded) {
+    console.log(tokenHint());
+    return;
+  }
   const demo = await seedDemo(db);
   if (demo) {
     console.log(`Created a demo organisation ${demo.organisationId} with sample data in ${config.PGLITE_DIR}.`);
@@ -41,8 +47,10 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
   const release = embedded ? holdEmbedded(config.PGLITE_DIR) : () => {};
   const db = await openDatabase(config);
   if (!prepared) await prepare(db);
+  // The token CLI reaches the embedded database through this while the server holds it.
+  const closeAdmin = embedded ? await serveAdmin(config.PGLITE_DIR, db) : async () => {};
   let draining = false;
-  const { app, worker } = buildApi({
+  const { app, worker, metrics } = buildApi({
     db,
     maxRows: config.MAX_ROWS,
     fileLimit: config.FILE_UPLOAD_LIMIT,
@@ -50,7 +58,13 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
     logger: log,
     draining: () => draining,
     worker: {},
+    serverTiming: config.SERVER_TIMING,
+    planEnabled: config.PLAN_ENABLED,
+    metrics: config.METRICS_PORT || config.METRICS_TOKEN ? { token: config.METRICS_TOKEN } : undefined,
   });
+  // GET /metrics on a port of its own (no token: reachable only where that port is).
+  const metricsServer =
+    metrics && config.METRICS_PORT ? serveMetrics(metrics, config.HOST, config.METRICS_PORT, log) : undefined;
   const server = startNodeServer({
     fetch: app.fetch,
     port: config.PORT,
@@ -65,7 +79,8 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
       if (cluster.isPrimary)
         console.log(
           `Engage API listening on ${base}/api/v1 ` +
-            `(${embedded ? `embedded PGlite in ${config.PGLITE_DIR}` : 'PostgreSQL'})`,
+            `(${embedded ? `embedded PGlite in ${config.PGLITE_DIR}` : 'PostgreSQL'})\n` +
+            `API reference, to read and try in a browser: ${base}/api/v1/docs`,
         );
     },
   });
@@ -78,6 +93,8 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
     log.info({ signal }, 'stopping: finishing the requests in flight');
     const timeout = new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS));
     await Promise.all([server.drain(config.SHUTDOWN_TIMEOUT_MS), Promise.race([worker?.stop(), timeout])]);
+    await closeAdmin();
+    metricsServer?.close();
     await db.close().catch(() => {});
     release();
     process.exit(0);
@@ -111,6 +128,7 @@ if (config.WORKERS > 1 && cluster.isPrimary) {
     fork();
   });
   console.log(`Engage API listening on ${base}/api/v1 (PostgreSQL, ${config.WORKERS} processes)`);
+  console.log(`API reference, to read and try in a browser: ${base}/api/v1/docs`);
   // Each worker drains itself (serveApi); the signal goes to its process, not through worker.kill(),
   // which would disconnect it first. One still there past its timeout and a margin is killed.
   const stop = () => {

@@ -31,6 +31,7 @@ export function versionedRoutes(options: VersionedOptions): Hono<Env> {
   const organisation = async (c: Context<Env>) => {
     const id = await engine.authorize(c.get('scope'));
     if (id === null) throw unauthorized();
+    c.set('organisationId', id); // for the access log
     return id;
   };
   const imports = () => {

@@ -391,7 +391,8 @@ describe('401 UNAUTHORIZED', () => {
     const revoked = await createToken(t.db, { organisationId: org.id, name: 'revoked' });
     expect(await revokeToken(t.db, revoked.id)).toBe(true);
     await expectError(await get('/contact', {}, revoked.token), 401, 'UNAUTHORIZED');
-    const expired = await createToken(t.db, { organisationId: org.id, name: 'expired', expiresInDays: -1 });
+    const expired = await createToken(t.db, { organisationId: org.id, name: 'expired', expiresInDays: 1 });
+    await t.db.query("UPDATE api_token SET expires_at = now() - interval '1 second' WHERE id = $1::uuid", [expired.id]);
     await expectError(await get('/contact', {}, expired.token), 401, 'UNAUTHORIZED');
   });
 

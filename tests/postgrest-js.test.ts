@@ -619,7 +619,7 @@ describe('errors reach the client with our contract codes', () => {
   });
 
   it('a resource without GET answers METHOD_NOT_ALLOWED', async () => {
-    const { status, error } = await client(org.token).from('contact_note').select('id');
+    const { status, error } = await client(org.token).from('appointment_type').select('id');
     expect(status).toBe(405);
     expect(error?.code).toBe('METHOD_NOT_ALLOWED');
   });

@@ -318,7 +318,7 @@ describe('verbs the spec does not offer', () => {
     ['PATCH', '/appointment?id=eq.x', 'GET'],
     ['DELETE', '/segment?id=eq.x', 'GET'],
     ['POST', '/campaign', 'GET'],
-    ['GET', '/custom_field', 'DELETE'],
+    ['PATCH', '/custom_field?id=eq.x', 'DELETE'],
     ['GET', '/appointment_type', 'PATCH'],
   ])('%s %s is 405 with Allow', async (method, path, offered) => {
     const res = await send(method, path, method === 'DELETE' || method === 'GET' ? {} : { body: { name: 'x' } });

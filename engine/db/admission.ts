@@ -93,6 +93,13 @@ export class Admission {
     }
   }
 
+  /** Connections in use and statements waiting, now. */
+  stats(): { size: number; inUse: number; waiting: number } {
+    let inUse = 0;
+    for (const c of this.#connections) if (c.started.length > 0) inUse++;
+    return { size: this.#connections.length, inUse, waiting: this.#waiting };
+  }
+
   #lane(key: string): Lane {
     let lane = this.#lanes.get(key);
     if (!lane) {

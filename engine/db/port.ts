@@ -45,7 +45,18 @@ export interface Database extends Queryable {
   exec(text: string): Promise<void>;
   /** Resolves when the database answers, without waiting behind the statements queued for the pool. */
   ping(): Promise<void>;
+  /** The pool's state now, for /ready and metrics; a fake database may leave it out. */
+  stats?(): PoolStats;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  /** Connections in the pool. */
+  readonly size: number;
+  /** Connections running a statement or a transaction. */
+  readonly inUse: number;
+  /** Statements waiting for a connection. */
+  readonly waiting: number;
 }
 
 export interface DatabaseOptions {

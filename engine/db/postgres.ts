@@ -206,6 +206,7 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
         throw error;
       }
     },
+    stats: () => admission.stats(),
     close: async () => {
       closed = true;
       await Promise.all([...connections, ...(pinger ? [{ sql: pinger }] : [])].map((c) => c.sql.end({ timeout: 5 })));

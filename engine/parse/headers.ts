@@ -33,6 +33,8 @@ export function parsePreferences(header: string | null | undefined): Preferences
     const item = raw.trim();
     if (!item) continue;
     const [name = '', value = ''] = item.split('=', 2).map((x) => x.trim());
+    // `Prefer: explain` asks for the plan (parseExplain), not a preference of the result.
+    if (name === 'explain' && value === '') continue;
     if (name === 'max-affected' && /^\d+$/.test(value)) {
       prefs.maxAffected ??= Number(value);
       continue;
@@ -105,4 +107,51 @@ export function parseAccept(header: string | null | undefined): ResponseFormat {
   throw new ApiError('NOT_ACCEPTABLE', `none of these media types are available: ${header}`, {
     hint: 'Accept application/json, application/vnd.pgrst.object+json for a single object, or text/csv.',
   });
+}
+
+/** What `EXPLAIN` shows with a plan (postgrest-js sends them as `options=analyze|verbose`). */
+export const EXPLAIN_OPTIONS = ['analyze', 'verbose', 'settings', 'buffers', 'wal'] as const;
+export type ExplainOption = (typeof EXPLAIN_OPTIONS)[number];
+
+/** A request for the statement's plan instead of its result. */
+export interface ExplainRequest {
+  readonly format: 'json' | 'text';
+  /** The Accept the statement is planned for (`for="application/json"`). */
+  readonly for: string;
+  readonly options: ReadonlySet<ExplainOption>;
+}
+
+const PLAN_MEDIA = /application\/vnd\.pgrst\.plan(?:\+(json|text))?/i;
+
+/**
+ * PostgREST's plan media type, `application/vnd.pgrst.plan+json; for="application/json";
+ * options=analyze|verbose` (`+text`, or no suffix, for text), or `Prefer: explain` (JSON, planned for
+ * the request's Accept); null for an ordinary request.
+ */
+export function parseExplain(
+  accept: string | null | undefined,
+  prefer: string | null | undefined,
+): ExplainRequest | null {
+  const match = accept ? PLAN_MEDIA.exec(accept) : null;
+  if (match && accept) {
+    const params = accept.slice(match.index + match[0].length);
+    const target = /;\s*for\s*=\s*(?:"([^"]*)"|([^;,\s]*))/i.exec(params);
+    const list = /;\s*options\s*=\s*([^;,\s]*)/i.exec(params)?.[1] ?? '';
+    const options = new Set<ExplainOption>();
+    for (const option of list.split('|').filter(Boolean)) {
+      if (!(EXPLAIN_OPTIONS as readonly string[]).includes(option.toLowerCase())) {
+        throw new ApiError('NOT_ACCEPTABLE', `"${option}" is not a plan option`, {
+          hint: `Plan options: ${EXPLAIN_OPTIONS.join(', ')}, joined with "|".`,
+        });
+      }
+      options.add(option.toLowerCase() as ExplainOption);
+    }
+    return {
+      format: match[1]?.toLowerCase() === 'json' ? 'json' : 'text',
+      for: target?.[1] ?? target?.[2] ?? JSON_MEDIA,
+      options,
+    };
+  }
+  const wanted = (prefer ?? '').split(',').some((item) => item.trim().toLowerCase() === 'explain');
+  return wanted ? { format: 'json', for: accept?.trim() || JSON_MEDIA, options: new Set() } : null;
 }

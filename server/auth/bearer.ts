@@ -7,7 +7,8 @@ import type { MiddlewareHandler } from 'hono';
 import { unauthorized as engineUnauthorized, type Scope } from '../../engine/index.ts';
 import { hashToken, isWellFormedToken } from './tokens.ts';
 
-export type AuthVariables = { scope: Scope; requestId: string };
+/** `organisationId` and `errorCode`: set once known, for the access log. */
+export type AuthVariables = { scope: Scope; requestId: string; organisationId?: string; errorCode?: string };
 
 const HINT =
   'Send "Authorization: Bearer <token>"; create a token with `npm run token -- create --organisation <uuid>`.';

@@ -30,6 +30,9 @@ export interface CreateTokenOptions {
 
 /** Creates the token, and its organisation if it does not exist yet. Returns the token once. */
 export async function createToken(db: Queryable, options: CreateTokenOptions): Promise<{ id: string; token: string }> {
+  const days = options.expiresInDays;
+  if (days !== undefined && !(Number.isInteger(days) && days >= 1))
+    throw new RangeError('expiresInDays must be a whole number of days, at least 1');
   const token = PREFIX + randomBytes(32).toString('base64url');
   await db.query('INSERT INTO organisation (id) VALUES ($1::uuid) ON CONFLICT (id) DO NOTHING', [
     options.organisationId,

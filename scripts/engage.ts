@@ -1,0 +1,51 @@
+/**
+ * The `engage` command (bin/engage.js; the npm scripts call it): serve, migrate, token, seed,
+ * import, openapi. Usage errors exit 2, failures 1.
+ */
+import { Command, CommanderError } from 'commander';
+import { createRegistry } from '../engine/index.ts';
+import { buildOpenApi } from '../engine/openapi.ts';
+import { resources } from '../schema/registry.ts';
+import { importCommand } from './import.ts';
+import { migrateCommand } from './migrate.ts';
+import { seedCommand } from './seed.ts';
+import { tokenCommand } from './token.ts';
+
+const program = new Command('engage')
+  .description('Engage: a PostgREST-style query engine and customer-engagement REST API')
+  .exitOverride()
+  .showHelpAfterError();
+
+program
+  .command('serve')
+  .description('serve the API on HOST:PORT (migrates; seeds a demo on an empty embedded database)')
+  .action(async () => {
+    await import('../server/main.ts');
+  });
+program.addCommand(migrateCommand());
+program.addCommand(tokenCommand());
+program.addCommand(seedCommand());
+program.addCommand(importCommand());
+program
+  .command('openapi')
+  .description('print the OpenAPI 3.1 document of /api/v1 (JSON) on stdout')
+  .option('--server-url <url>', 'the server URL the document names', 'http://127.0.0.1:3000/api/v1')
+  .action(({ serverUrl }: { serverUrl: string }) => {
+    console.log(JSON.stringify(buildOpenApi(createRegistry(resources), { serverUrl }), null, 2));
+  });
+
+// Every subcommand created above inherits exitOverride; the added ones need it too.
+const override = (command: Command) => {
+  command.exitOverride();
+  command.showHelpAfterError();
+  for (const sub of command.commands) override(sub);
+};
+override(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (!(error instanceof CommanderError)) throw error;
+  // Help and version exit 0; anything commander refused (unknown command, missing or invalid option) is a usage error.
+  process.exit(error.exitCode === 0 ? 0 : 2);
+}

@@ -1,0 +1,156 @@
+/**
+ * `engage import <file>`: a large import through the running server's API (the README's "The
+ * versioned API"): uploads the file (POST /v1/files), starts the job (POST /v1/<collection>/imports),
+ * follows it (GET /v1/imports/<id>) with a progress bar, and prints a summary with the first errors.
+ */
+import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { Command, InvalidArgumentError } from 'commander';
+import { parse } from 'csv-parse';
+import { progress } from './progress.ts';
+
+const TYPES: Record<string, string> = {
+  '.csv': 'text/csv',
+  '.json': 'application/json',
+  '.ndjson': 'application/x-ndjson',
+  '.jsonl': 'application/x-ndjson',
+};
+
+interface JobView {
+  id: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed';
+  processed: number;
+  created: number;
+  updated: number;
+  failed: number;
+  errors: Array<{ index?: number; error?: { code?: string; message?: string } }>;
+  error?: string;
+}
+
+class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
+
+/** How many items the file holds, for the bar's total and ETA (the server does not know before it reads). */
+async function countItems(content: Buffer, type: string): Promise<number> {
+  if (type === 'application/json') {
+    const items = JSON.parse(content.toString('utf8')) as unknown;
+    return Array.isArray(items) ? items.length : 0;
+  }
+  if (type === 'application/x-ndjson')
+    return content
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.trim()).length;
+  let records = 0;
+  const parser = parse({ relax_column_count: true, skip_empty_lines: true, bom: true });
+  parser.on('readable', () => {
+    while (parser.read() !== null) records++;
+  });
+  const done = new Promise<void>((resolve, reject) => {
+    parser.on('end', resolve);
+    parser.on('error', reject);
+  });
+  parser.end(content);
+  await done;
+  return Math.max(0, records - 1);
+}
+
+async function call<T>(
+  base: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: Buffer | string,
+  type?: string,
+) {
+  let response: Response;
+  try {
+    response = await fetch(`${base}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, ...(type ? { 'Content-Type': type } : {}) },
+      // A Buffer is a Uint8Array, which fetch sends as is.
+      body: body as BodyInit | undefined,
+    });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } }).cause;
+    const code = cause?.code ?? cause?.errors?.[0]?.code ?? cause?.message ?? (error as Error).message;
+    throw new CliError(`cannot reach the server at ${base} (${code}); is it running? (--url)`);
+  }
+  const text = await response.text();
+  if (!response.ok) {
+    let message = text;
+    try {
+      const parsed = JSON.parse(text) as { code?: string; message?: string };
+      message = `${parsed.code}: ${parsed.message}`;
+    } catch {}
+    throw new CliError(`${method} ${path} answered ${response.status}: ${message}`);
+  }
+  return JSON.parse(text) as T;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export const importCommand = () =>
+  new Command('import')
+    .description('import a file (CSV with a header row, JSON array or NDJSON) through the running server')
+    .argument('<file>', 'the file; its type from its extension (.csv, .json, .ndjson/.jsonl) or --type')
+    .option('--collection <name>', 'contacts, deals or appointments', 'contacts')
+    .option('--url <url>', "the server's base URL", `http://127.0.0.1:${process.env.PORT || 3000}`)
+    .option('--token <token>', 'an API token of the organisation (default: $ENGAGE_TOKEN)')
+    .option('--type <media-type>', 'text/csv, application/json or application/x-ndjson', (value) => {
+      if (!Object.values(TYPES).includes(value)) throw new InvalidArgumentError(`unknown type ${value}.`);
+      return value;
+    })
+    .action(async (file: string, options: { collection: string; url: string; token?: string; type?: string }) => {
+      const base = options.url.replace(/\/+$/, '');
+      try {
+        const token = options.token ?? process.env.ENGAGE_TOKEN;
+        if (!token) throw new CliError('error: an API token is needed: --token or ENGAGE_TOKEN.', 2);
+        const type = options.type ?? TYPES[extname(file).toLowerCase()];
+        if (!type) throw new CliError(`error: cannot tell the type of ${file}: name it with --type.`, 2);
+        const content = await readFile(file).catch((error: Error) => {
+          throw new CliError(`cannot read ${file}: ${error.message}`);
+        });
+        const total = await countItems(content, type).catch((error: Error) => {
+          throw new CliError(`cannot read ${file} as ${type}: ${error.message}`);
+        });
+        const stored = await call<{ id: string }>(base, token, 'POST', '/v1/files', content, type);
+        const path = `/v1/${encodeURIComponent(options.collection)}/imports`;
+        let job = await call<JobView>(
+          base,
+          token,
+          'POST',
+          path,
+          JSON.stringify({ file_id: stored.id }),
+          'application/json',
+        );
+        console.error(`Uploaded ${file} (${content.length} bytes, ${total} rows); import job ${job.id}.`);
+        const bar = progress(total);
+        while (job.status === 'queued' || job.status === 'running') {
+          await sleep(250);
+          job = await call<JobView>(base, token, 'GET', `/v1/imports/${job.id}`);
+          bar.update(job.processed);
+        }
+        bar.stop();
+        const rate = Math.round(job.processed / Math.max(bar.seconds(), 0.001));
+        console.log(
+          `Import ${job.id} ${job.status}: ${job.processed} of ${total} rows in ${bar.seconds().toFixed(1)} s ` +
+            `(${rate} rows/s): ${job.created} created, ${job.updated} updated, ${job.failed} failed.`,
+        );
+        for (const e of job.errors.slice(0, 10))
+          console.log(`  item ${e.index ?? '?'}: ${e.error?.code ?? 'ERROR'} ${e.error?.message ?? ''}`);
+        if (job.errors.length > 10) console.log(`  … ${job.failed - 10} more failed (GET /v1/imports/${job.id}).`);
+        if (job.error) console.log(`  The job failed: ${job.error}`);
+        if (job.status === 'failed') process.exitCode = 1;
+      } catch (error) {
+        if (!(error instanceof CliError)) throw error;
+        console.error(error.message);
+        process.exitCode = error.exitCode;
+      }
+    });

@@ -1,0 +1,106 @@
+/**
+ * The embedded server's admin channel: PGlite serves one process, so while a server holds the data
+ * directory the token CLI asks it to create, list and revoke tokens. HTTP on a Unix domain socket
+ * in a 0700 directory inside the data directory, the socket itself 0600: only the user running the
+ * server can connect, and nothing listens on the network.
+ */
+import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { join } from 'node:path';
+import type { Queryable } from '../engine/index.ts';
+import { createToken, listTokens, revokeToken, type TokenInfo } from './auth/tokens.ts';
+
+export const adminSocket = (dir: string) => join(dir, 'admin', 'engage.sock');
+
+const MAX_BODY = 64 * 1024;
+
+type Reply = { status: number; body: unknown };
+
+async function handle(db: Queryable, method: string, url: URL, body: string): Promise<Reply> {
+  const path = url.pathname;
+  if (method === 'POST' && path === '/tokens') {
+    const input = JSON.parse(body || '{}') as { organisationId: string; name?: string; expiresInDays?: number };
+    return { status: 201, body: await createToken(db, input) };
+  }
+  if (method === 'GET' && path === '/tokens')
+    return { status: 200, body: await listTokens(db, url.searchParams.get('organisation') ?? '') };
+  const revoke = /^\/tokens\/([^/]+)\/revoke$/.exec(path);
+  if (method === 'POST' && revoke) return { status: 200, body: { revoked: await revokeToken(db, revoke[1]!) } };
+  return { status: 404, body: { error: `no ${method} ${path}` } };
+}
+
+/** Serves the channel until the returned function is called. `dir` must be held (holdEmbedded). */
+export async function serveAdmin(dir: string, db: Queryable): Promise<() => Promise<void>> {
+  const socketDir = join(dir, 'admin');
+  mkdirSync(socketDir, { recursive: true, mode: 0o700 });
+  chmodSync(socketDir, 0o700);
+  const path = adminSocket(dir);
+  // A socket a killed server left behind; the directory is ours (the lock is held).
+  if (existsSync(path)) rmSync(path, { force: true });
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      body += chunk;
+      if (body.length > MAX_BODY) req.destroy();
+    });
+    req.on('end', () => {
+      handle(db, req.method ?? 'GET', new URL(req.url ?? '/', 'http://admin'), body).then(
+        (reply) => send(reply),
+        (error: Error) => send({ status: 500, body: { error: error.message } }),
+      );
+    });
+    const send = ({ status, body: payload }: Reply) => {
+      res.writeHead(status, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(payload));
+    };
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => resolve());
+    });
+  } catch (error) {
+    // E.g. a path past the 107 bytes a Unix socket's name may have: the API still serves; the token CLI
+    // then says it cannot reach the server.
+    console.error(`No admin channel at ${path} (${(error as Error).message}): stop the server to manage tokens.`);
+    return async () => {};
+  }
+  chmodSync(path, 0o600);
+  return () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+}
+
+/** A request to the running server's admin channel. */
+async function call<T>(dir: string, method: string, path: string, body?: unknown): Promise<T> {
+  const socketPath = adminSocket(dir);
+  if (!existsSync(socketPath))
+    throw new Error(`the server holding ${dir} has no admin channel (${socketPath}); restart it with this version`);
+  return new Promise<T>((resolve, reject) => {
+    const req = http.request({ socketPath, method, path, headers: { 'Content-Type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        const parsed = JSON.parse(text || 'null') as T & { error?: string };
+        if ((res.statusCode ?? 500) >= 400) reject(new Error(parsed?.error ?? `admin channel: ${res.statusCode}`));
+        else resolve(parsed);
+      });
+    });
+    req.on('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+/** The token operations of server/auth/tokens.ts, run by the server holding `dir`. */
+export const adminTokens = (dir: string) => ({
+  create: (input: { organisationId: string; name?: string | undefined; expiresInDays?: number | undefined }) =>
+    call<{ id: string; token: string }>(dir, 'POST', '/tokens', input),
+  list: (organisationId: string) =>
+    call<TokenInfo[]>(dir, 'GET', `/tokens?organisation=${encodeURIComponent(organisationId)}`),
+  revoke: async (tokenId: string) =>
+    (await call<{ revoked: boolean }>(dir, 'POST', `/tokens/${encodeURIComponent(tokenId)}/revoke`)).revoked,
+});
