@@ -171,8 +171,10 @@ export function home(c: Context): Response {
 <head><meta charset="utf-8"><title>Engage API</title></head>
 <body>
 <h1>Engage API</h1>
-<p>The API reference, where you can call the API with your token: <a href="${escapeHtml(links.docs)}">${escapeHtml(links.docs)}</a></p>
-<p>The API: <a href="${escapeHtml(links.api)}">${escapeHtml(links.api)}</a> (every request needs <code>Authorization: Bearer &lt;token&gt;</code>)</p>
+<p>The API reference, where you can call the API with your token:
+<a href="${escapeHtml(links.docs)}">${escapeHtml(links.docs)}</a></p>
+<p>The API: <a href="${escapeHtml(links.api)}">${escapeHtml(links.api)}</a>
+(every request needs <code>Authorization: Bearer &lt;token&gt;</code>)</p>
 </body>
 </html>
 `;

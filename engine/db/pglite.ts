@@ -29,7 +29,8 @@ const queryable = (pg: PGliteLike): Queryable => ({
 async function initialiseApart(dataDir: string): Promise<void> {
   const module = import.meta.resolve('@electric-sql/pglite');
   const script =
-    'const { PGlite } = await import(process.argv[1]); const pg = await PGlite.create(process.argv[2]); await pg.close();';
+    'const { PGlite } = await import(process.argv[1]);' +
+    ' const pg = await PGlite.create(process.argv[2]); await pg.close();';
   const child = spawn(process.execPath, ['--input-type=module', '-e', script, module, dataDir], { stdio: 'inherit' });
   const [code] = (await once(child, 'exit')) as [number | null];
   if (code !== 0) throw new Error(`creating the PGlite data directory ${dataDir} failed (exit code ${code})`);
