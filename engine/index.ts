@@ -15,7 +15,7 @@ import { ApiError, unauthorized } from './errors.ts';
 import { cursorError, decodeCursor, encodeCursor, pageLimit } from './keyset.ts';
 import { buildOpenApi, type OpenApiOptions } from './openapi.ts';
 import { parseJsonBody } from './parse/body.ts';
-import { type ExplainRequest, parseExplain } from './parse/headers.ts';
+import { CONSISTENCY_HEADER, type ExplainRequest, parseConsistency, parseExplain } from './parse/headers.ts';
 import { parseRequest, type RawRequest } from './parse/index.ts';
 import { bodySchemas as buildBodySchemas } from './plan/body.ts';
 import { planRead } from './plan/read.ts';
@@ -60,6 +60,8 @@ export interface HandleOptions {
 export interface PageRequest {
   readonly limit?: string | undefined;
   readonly cursor?: string | undefined;
+  /** The Consistency-Token of a write the page must show. */
+  readonly consistency?: string | undefined;
 }
 
 export interface Engine {
@@ -142,17 +144,18 @@ export function createEngine(options: EngineOptions): Engine {
   const observer = options.observer;
   let openapi: Record<string, unknown> | undefined;
 
-  /** Runs a statement for `scope`, whose lane it waits in when the pool is saturated. */
+  /** Runs a statement for `scope` on `on`, in the scope's lane when the pool is saturated. */
   async function execute<T>(
     text: string,
     params: readonly SqlParam[],
     scope: Scope,
     kind: StatementKind = 'read',
+    on: Database = db,
   ): Promise<T[]> {
     const started = observer?.onStatement ? performance.now() : 0;
     let failed = true;
     try {
-      const rows = (await db.query(text, params, scopeValue(scope))) as T[];
+      const rows = (await on.query(text, params, scopeValue(scope))) as T[];
       failed = false;
       return rows;
     } catch (error) {
@@ -214,6 +217,18 @@ export function createEngine(options: EngineOptions): Engine {
       );
     }
     return resource;
+  }
+
+  /** Where a read runs: a replica that has the write its Consistency-Token names, or the primary. */
+  const readOn = (consistency: string | null | undefined): Database => {
+    const after = parseConsistency(consistency);
+    return db.reader?.(after) ?? db;
+  };
+
+  /** The response of a committed write with the position its reads can ask for, when reads go to replicas. */
+  async function withPosition(response: EngineResponse): Promise<EngineResponse> {
+    const position = await db.position?.();
+    return position ? { ...response, headers: { ...response.headers, [CONSISTENCY_HEADER]: position } } : response;
   }
 
   /** Runs a statement in a transaction that is always rolled back, and returns its rows. */
@@ -280,12 +295,13 @@ export function createEngine(options: EngineOptions): Engine {
         },
       );
     }
-    const response = respondWrite(plan, {
+    const written = respondWrite(plan, {
       affected: row.affected,
       inserted: row.inserted,
       locationId: row.location_id,
       body: row.body,
     });
+    const response = plan.rollback ? written : await withPosition(written);
     return clock ? timed(response, clock) : response;
   }
 
@@ -302,7 +318,9 @@ export function createEngine(options: EngineOptions): Engine {
   }
 
   async function read(raw: RawRequest, scope: Scope, clock?: StageClock) {
+    let source = db;
     const { plan, row } = await untilAuthorized(scope, async () => {
+      source = readOn(raw.header(CONSISTENCY_HEADER));
       let hit = true;
       const { plan, statement } = reads.read(raw, scope, () => {
         hit = false;
@@ -311,7 +329,7 @@ export function createEngine(options: EngineOptions): Engine {
       observer?.onCache?.(hit);
       // A cached read spends its time finding its statement: parse, as nothing else is left.
       if (hit) clock?.lap('parse');
-      const [row] = await execute<ReadRow>(statement.text, statement.params, scope);
+      const [row] = await execute<ReadRow>(statement.text, statement.params, scope, 'read', source);
       clock?.lap('db');
       return { plan, row: row!, authorized: row?.authorized ?? 0 };
     });
@@ -325,7 +343,11 @@ export function createEngine(options: EngineOptions): Engine {
       const ended = row.page_total < plan.limit && (row.page_total > 0 || plan.offset === 0);
       total = ended
         ? plan.offset + row.page_total
-        : Math.max(total ?? 0, plan.offset + row.page_total, await estimateCount(plan, row.organisation_id!, scope));
+        : Math.max(
+            total ?? 0,
+            plan.offset + row.page_total,
+            await estimateCount(plan, row.organisation_id!, scope, source),
+          );
       clock?.lap('db');
     }
     const response = respondRead(plan, { pageTotal: row.page_total, total, body: row.body });
@@ -391,9 +413,9 @@ export function createEngine(options: EngineOptions): Engine {
   };
 
   /** The planner's estimate of the rows a read's filters select in the caller's organisation. */
-  async function estimateCount(plan: ReadPlan, organisationId: string, scope: Scope): Promise<number> {
+  async function estimateCount(plan: ReadPlan, organisationId: string, scope: Scope, on: Database): Promise<number> {
     const statement = compileCountEstimate(plan, organisationId);
-    const [row] = await execute<{ 'QUERY PLAN': unknown }>(statement.text, statement.params, scope, 'estimate');
+    const [row] = await execute<{ 'QUERY PLAN': unknown }>(statement.text, statement.params, scope, 'estimate', on);
     const raw = row?.['QUERY PLAN'];
     const parsed = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Array<{ Plan: { 'Plan Rows': number } }>;
     return Math.round(parsed[0]?.Plan['Plan Rows'] ?? 0);
@@ -432,7 +454,8 @@ export function createEngine(options: EngineOptions): Engine {
         const limit = pageLimit(request.limit);
         const after = request.cursor === undefined ? null : decodeCursor(request.cursor, resource.keyset.length);
         const statement = compileKeysetPage(resource, scope, limit, after);
-        const rows = await execute<KeysetRow>(statement.text, statement.params, scope, 'keyset').catch(
+        const source = readOn(request.consistency);
+        const rows = await execute<KeysetRow>(statement.text, statement.params, scope, 'keyset', source).catch(
           (error: ApiError) => {
             throw after === null ? error : cursorError(error);
           },
@@ -461,6 +484,7 @@ export { UUID } from './formats.ts';
 export { contentType, JSON_MEDIA } from './media-types.ts';
 export { withServerUrl } from './openapi.ts';
 export { parseJsonBody } from './parse/body.ts';
+export { CONSISTENCY_HEADER } from './parse/headers.ts';
 export type { RawRequest } from './parse/index.ts';
 export { createRegistry, defineResource, type Registry, type Resource, type ResourceDefinition } from './registry.ts';
 export type { EngineResponse } from './respond.ts';

@@ -10,14 +10,15 @@ const wholeNumber = (min: number) =>
     v.minValue(min, `must be at least ${min}`),
   );
 const int = (fallback: number, min = 0) => v.optional(wholeNumber(min), String(fallback));
-/** `1` or `true` on, `0` or `false` (the default) off. */
-const flag = v.optional(
-  v.pipe(
-    v.picklist(['0', '1', 'true', 'false'], 'must be 1 or 0'),
-    v.transform((value) => value === '1' || value === 'true'),
-  ),
-  '0',
-);
+/** `1` or `true` on, `0` or `false` off. */
+const flag = (fallback: '0' | '1' = '0') =>
+  v.optional(
+    v.pipe(
+      v.picklist(['0', '1', 'true', 'false'], 'must be 1 or 0'),
+      v.transform((value) => value === '1' || value === 'true'),
+    ),
+    fallback,
+  );
 
 const ConfigSchema = v.object({
   PORT: int(3000, 1),
@@ -25,6 +26,12 @@ const ConfigSchema = v.object({
   /** PostgreSQL through postgres.js when set; PGlite in PGLITE_DIR otherwise. */
   DATABASE_URL: v.optional(v.pipe(v.string(), v.minLength(1))),
   PGLITE_DIR: v.optional(v.string(), './.data'),
+  /** `0` behind a transaction pooler (PgBouncer): no prepared statements, settings per transaction. */
+  DATABASE_PREPARE: flag('1'),
+  /** Streaming replicas (comma-separated URLs) that serve GET and HEAD; needs DATABASE_URL. */
+  READ_DATABASE_URL: v.optional(v.pipe(v.string(), v.minLength(1))),
+  /** A replica that has not replayed what the primary had written this long ago serves no reads. */
+  READ_MAX_LAG_MS: int(1000, 1),
   MAX_ROWS: int(1000, 1),
   /** Twice the cores: PostgreSQL on the same machine gains nothing from more connections. */
   DB_POOL_SIZE: int(Math.max(2, availableParallelism() * 2), 1),
@@ -57,9 +64,9 @@ const ConfigSchema = v.object({
   /** Serves GET /metrics on the main port to `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must have at least 16 characters'))),
   /** `1`: a Server-Timing header (parse, plan, compile, db, respond) on resource responses. */
-  SERVER_TIMING: flag,
+  SERVER_TIMING: flag(),
   /** `1`: statement plans for `Accept: application/vnd.pgrst.plan+json` (PostgREST's db-plan-enabled). */
-  PLAN_ENABLED: flag,
+  PLAN_ENABLED: flag(),
 });
 
 export type Config = v.InferOutput<typeof ConfigSchema>;
@@ -73,6 +80,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const problems = result.issues.map((i) => `${v.getDotPath(i) ?? '?'} ${i.message}`).join('; ');
     throw new Error(`invalid configuration: ${problems}`);
   }
+  if (result.output.READ_DATABASE_URL && !result.output.DATABASE_URL)
+    throw new Error('invalid configuration: READ_DATABASE_URL needs DATABASE_URL (the primary that takes writes)');
   // Node refuses a server whose headers timeout is above its request timeout.
   if (result.output.HEADERS_TIMEOUT_MS > result.output.REQUEST_TIMEOUT_MS)
     throw new Error('invalid configuration: HEADERS_TIMEOUT_MS must not be above REQUEST_TIMEOUT_MS');

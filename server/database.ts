@@ -12,6 +12,7 @@ import postgres from 'postgres';
 import { openPglite } from '../engine/db/pglite.ts';
 import type { Database } from '../engine/db/port.ts';
 import { connectPostgres } from '../engine/db/postgres.ts';
+import { withReplicas } from '../engine/db/replicas.ts';
 
 export const MIGRATIONS = fileURLToPath(new URL('../drizzle', import.meta.url));
 
@@ -24,6 +25,11 @@ export interface DatabaseConfig {
   readonly DB_QUEUE_TIMEOUT_MS?: number;
   readonly DB_QUEUE_MAX?: number;
   readonly DB_ORGANISATION_CONNECTIONS?: number | undefined;
+  /** false behind a transaction pooler: no prepared statements and no session state. */
+  readonly DATABASE_PREPARE?: boolean;
+  /** Replicas for reads, comma-separated. */
+  readonly READ_DATABASE_URL?: string | undefined;
+  readonly READ_MAX_LAG_MS?: number;
 }
 
 /** Migrations applied to the database, and those the code ships. */
@@ -50,30 +56,42 @@ async function migrationState(db: Database): Promise<MigrationState> {
   return { applied: Number(rows[0]?.n ?? 0), latest: latestMigration() };
 }
 
+/**
+ * Applies the migrations, one migrator at a time across processes (a server and the token CLI may
+ * start together). The lock is a transaction's, held on a connection of its own while the migrator
+ * runs on another: a session's lock taken through a transaction pooler would stay on whichever
+ * backend took it, and never be released.
+ */
+async function migrateOn(url: string) {
+  const open = () => postgres(url, { max: 1, prepare: false, onnotice: () => {} });
+  const [lock, client] = [open(), open()];
+  try {
+    await lock.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(hashtext('engage.migrate'))`;
+      await migratePostgres(drizzlePostgres(client), { migrationsFolder: MIGRATIONS });
+    });
+  } finally {
+    await Promise.all([lock.end({ timeout: 5 }), client.end({ timeout: 5 })]);
+  }
+}
+
 export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
   const options = { poolSize: config.DB_POOL_SIZE, statementTimeoutMs: config.STATEMENT_TIMEOUT_MS };
   const url = config.DATABASE_URL;
   if (url) {
-    const db = connectPostgres(url, {
-      ...options,
-      queueTimeoutMs: config.DB_QUEUE_TIMEOUT_MS,
-      queueMax: config.DB_QUEUE_MAX,
-      laneLimit: config.DB_ORGANISATION_CONNECTIONS,
-    });
-    return {
-      ...db,
-      migrations: () => migrationState(db),
-      async migrate() {
-        const client = postgres(url, { max: 1, onnotice: () => {} });
-        try {
-          // One migrator at a time across processes (a server and the token CLI may start together).
-          await client`SELECT pg_advisory_lock(hashtext('engage.migrate'))`;
-          await migratePostgres(drizzlePostgres(client), { migrationsFolder: MIGRATIONS });
-        } finally {
-          await client.end({ timeout: 5 });
-        }
-      },
-    };
+    const connect = (to: string) =>
+      connectPostgres(to, {
+        ...options,
+        queueTimeoutMs: config.DB_QUEUE_TIMEOUT_MS,
+        queueMax: config.DB_QUEUE_MAX,
+        laneLimit: config.DB_ORGANISATION_CONNECTIONS,
+        prepare: config.DATABASE_PREPARE ?? true,
+      });
+    const replicas = config.READ_DATABASE_URL?.split(',').map((u) => u.trim()) ?? [];
+    const db = replicas.length
+      ? withReplicas(connect(url), replicas.map(connect), { maxLagMs: config.READ_MAX_LAG_MS ?? 1000 })
+      : connect(url);
+    return { ...db, migrations: () => migrationState(db), migrate: () => migrateOn(url) };
   }
   const db = await openPglite(config.PGLITE_DIR, options);
   return {

@@ -4,7 +4,7 @@
  * and errors come from the app around it.
  */
 import { type Context, Hono } from 'hono';
-import { ApiError, contentType, type Engine, JSON_MEDIA } from '../engine/index.ts';
+import { ApiError, CONSISTENCY_HEADER, contentType, type Engine, JSON_MEDIA } from '../engine/index.ts';
 import type { Imports } from '../imports/index.ts';
 import type { AuthVariables } from './auth/bearer.ts';
 import { unauthorized } from './auth/bearer.ts';
@@ -73,7 +73,11 @@ export function versionedRoutes(options: VersionedOptions): Hono<Env> {
   app.get('/imports/:id', async (c) => json(c, await imports().getJob(await organisation(c), c.req.param('id'))));
 
   app.get('/:collection', async (c) => {
-    const request = { limit: c.req.query('limit'), cursor: c.req.query('cursor') };
+    const request = {
+      limit: c.req.query('limit'),
+      cursor: c.req.query('cursor'),
+      consistency: c.req.header(CONSISTENCY_HEADER),
+    };
     return json(c, await engine.page(c.req.param('collection'), request, c.get('scope')));
   });
 

@@ -45,6 +45,13 @@ export interface Database extends Queryable {
   exec(text: string): Promise<void>;
   /** Resolves when the database answers, without waiting behind the statements queued for the pool. */
   ping(): Promise<void>;
+  /**
+   * Where a read may run (engine/db/replicas.ts): a replica that has replayed past `after` (a
+   * `position()`) and is not too far behind, or this database. Without it reads run here.
+   */
+  reader?(after: string | undefined): Database;
+  /** The primary's WAL position now: a read given it after a write sees that write. */
+  position?(): Promise<string | undefined>;
   /** The pool's state now, for /ready and metrics; a fake database may leave it out. */
   stats?(): PoolStats;
   close(): Promise<void>;

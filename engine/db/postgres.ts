@@ -10,6 +10,11 @@
  * Statements are prepared from their second use on, and a connection that has prepared
  * MAX_PREPARED of them is replaced by a fresh one: each prepared statement holds memory in its
  * backend for as long as the connection lives, and callers choose the statements' shapes.
+ *
+ * Behind a transaction pooler (PgBouncer's pool_mode=transaction, DATABASE_PREPARE=false) a
+ * connection is a different backend from one transaction to the next, so nothing may be left on a
+ * backend: statements are not prepared, and the settings are made for each statement's
+ * transaction (`set_config(..., true)`) instead of once per connection.
  */
 import postgres from 'postgres';
 import { Admission, type AdmissionOptions } from './admission.ts';
@@ -71,6 +76,8 @@ class SeenTexts {
 }
 
 export interface PostgresOptions extends DatabaseOptions {
+  /** Prepare repeated statements and make the settings once per connection (false: behind a transaction pooler). */
+  readonly prepare?: boolean;
   /** The most connections one lane (organisation) may hold; half the pool by default. */
   readonly laneLimit?: number;
   /** The longest a statement waits for a connection, in ms (DB_QUEUE_TIMEOUT_MS). */
@@ -91,20 +98,36 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
   };
   const admission = new Admission(admissionOptions);
   const seen = new SeenTexts();
+  const pooled = options.prepare === false;
+  const settings = {
+    statement_timeout: options.statementTimeoutMs ?? 0,
+    plan_cache_mode: PLAN_CACHE_MODE,
+    ...PLANNER_SETTINGS,
+  };
   const open = (max = 1): postgres.Sql =>
     postgres(url, {
       max,
+      prepare: !pooled,
+      // Parameters are text and results JSON text: no array types to learn, and no statement at each
+      // connection's start (one ended by the server then was a rejection nobody could catch).
+      fetch_types: false,
       onnotice: () => {},
       connection: {
+        // PgBouncer keeps these per client; it refuses a connection that asks for other settings.
         application_name: 'engage',
         TimeZone: 'UTC',
         // CSV prints dates and timestamps as PostgreSQL does (compile/csv.ts): always in ISO form.
         DateStyle: 'ISO, MDY',
-        statement_timeout: options.statementTimeoutMs ?? 0,
-        plan_cache_mode: PLAN_CACHE_MODE,
-        ...PLANNER_SETTINGS,
+        ...(pooled ? {} : settings),
       },
     });
+  /**
+   * The settings for one transaction, behind a pooler. The values are the configuration's (checked
+   * at start-up), written once; a parameter would cost the statement a round trip to describe it.
+   */
+  const localSettings = `SELECT ${Object.entries(settings)
+    .map(([name, value]) => `set_config('${name}', '${value}', true)`)
+    .join(', ')}`;
   const connect = (): Connection => ({ sql: open(), prepared: new Set(), full: false });
   const connections = Array.from({ length: size }, connect);
   /** A connection of its own for /ready, so a saturated pool cannot delay the answer. */
@@ -132,9 +155,32 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
     });
   };
 
-  const queryable = (connection: Connection, sql: postgres.Sql | postgres.TransactionSql): Queryable => ({
+  /**
+   * One statement in a transaction of its own, with the settings made for that transaction, behind a
+   * pooler. The four are pipelined: postgres.js sends them in order, with no other statement between.
+   */
+  const settled = async <T>(sql: postgres.Sql, text: string, params: readonly SqlParam[]): Promise<T> => {
+    const outcomes = await Promise.allSettled([
+      sql.unsafe('BEGIN'),
+      sql.unsafe(localSettings),
+      sql.unsafe(text, params as SqlParam[]),
+      // After a failed statement PostgreSQL takes COMMIT as ROLLBACK.
+      sql.unsafe('COMMIT'),
+    ]);
+    const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+    return (outcomes[2] as PromiseFulfilledResult<T>).value;
+  };
+
+  /** `inTransaction`: `sql` is a transaction's, which made the settings when it began. */
+  const queryable = (
+    connection: Connection,
+    sql: postgres.Sql | postgres.TransactionSql,
+    inTransaction: boolean,
+  ): Queryable => ({
     query: (text, params = []) => {
-      let prepare = seen.again(text) || connection.prepared.has(text);
+      if (pooled && !inTransaction) return answered(() => settled(sql as postgres.Sql, text, params));
+      let prepare = !pooled && (seen.again(text) || connection.prepared.has(text));
       if (prepare && !connection.prepared.has(text)) {
         if (connection.prepared.size >= MAX_PREPARED) {
           connection.full = true;
@@ -177,9 +223,10 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
     answered(
       (owing) =>
         c.sql.begin(async (tx) => {
+          if (pooled) await tx.unsafe(localSettings);
           owing(false);
           try {
-            return await fn(queryable(c, tx));
+            return await fn(queryable(c, tx, true));
           } finally {
             owing(true);
           }
@@ -188,7 +235,7 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
 
   return {
     kind: 'postgres',
-    query: (text, params, lane) => onConnection(lane, false, (c) => queryable(c, c.sql).query(text, params)),
+    query: (text, params, lane) => onConnection(lane, false, (c) => queryable(c, c.sql, false).query(text, params)),
     transaction: (fn, lane) => onConnection(lane, true, (c) => transaction(c, fn)),
     exec: (text) => onConnection(undefined, true, async (c) => void (await answered(() => c.sql.unsafe(text)))),
     ping: async () => {

@@ -1,4 +1,5 @@
-/** The request headers the engine reads: Prefer, Range, Range-Unit and Accept. */
+/** The request headers the engine reads: Prefer, Range, Range-Unit, Accept and Consistency-Token. */
+import { parsePosition } from '../db/replicas.ts';
 import { ApiError } from '../errors.ts';
 import { CSV_MEDIA, JSON_MEDIA, OBJECT_MEDIA } from '../media-types.ts';
 import type { Preferences, RangeHeader, ResponseFormat } from '../request.ts';
@@ -154,4 +155,19 @@ export function parseExplain(
   }
   const wanted = (prefer ?? '').split(',').some((item) => item.trim().toLowerCase() === 'explain');
   return wanted ? { format: 'json', for: accept?.trim() || JSON_MEDIA, options: new Set() } : null;
+}
+
+/**
+ * What a write answers with and a read may send back: the write's WAL position. Given it, a read
+ * runs where that write is already seen (engine/db/replicas.ts).
+ */
+export const CONSISTENCY_HEADER = 'Consistency-Token';
+
+/** A read's Consistency-Token: undefined when it sent none, a 400 when it is not a position. */
+export function parseConsistency(value: string | null | undefined): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (parsePosition(value.trim()) !== undefined) return value.trim();
+  throw new ApiError('INVALID_REQUEST', `${CONSISTENCY_HEADER} "${value}" is not a position a write answered with`, {
+    hint: `Send back the ${CONSISTENCY_HEADER} header of a write response unchanged, such as 0/16B3748.`,
+  });
 }

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
+import { loadConfig } from '../../server/config.ts';
 import { type OpenDatabase, openDatabase } from '../../server/database.ts';
 
 export interface TestDatabase {
@@ -12,6 +13,23 @@ export interface TestDatabase {
   readonly url: string | undefined;
   drop(): Promise<void>;
 }
+
+/**
+ * The suite behind a transaction pooler or with read replicas (tests/scale/run.sh): DATABASE_PREPARE
+ * as the server reads it, and TEST_READ_DATABASE_URL as READ_DATABASE_URL, the replicas' URLs then
+ * naming each test's database (servers the tests spawn inherit the environment, but not that).
+ */
+const { DATABASE_PREPARE, READ_DATABASE_URL, READ_MAX_LAG_MS } = loadConfig({
+  DATABASE_PREPARE: process.env.DATABASE_PREPARE,
+  READ_DATABASE_URL: process.env.TEST_READ_DATABASE_URL,
+  READ_MAX_LAG_MS: process.env.READ_MAX_LAG_MS,
+  DATABASE_URL: process.env.DATABASE_URL,
+});
+const onDatabase = (urls: string, name: string) =>
+  urls
+    .split(',')
+    .map((u) => Object.assign(new URL(u.trim()), { pathname: `/${name}` }).toString())
+    .join(',');
 
 /** A PostgreSQL server tests of the postgres.js port use even when the suite runs on PGlite (CI has one). */
 const LOCAL_POSTGRES = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -29,7 +47,13 @@ export async function createTestDatabase(options: { postgres?: boolean } = {}): 
   await admin.unsafe(`CREATE DATABASE ${name}`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const db = await openDatabase({ DATABASE_URL: url.toString(), DB_POOL_SIZE: 4 });
+  const db = await openDatabase({
+    DATABASE_URL: url.toString(),
+    DB_POOL_SIZE: 4,
+    DATABASE_PREPARE,
+    READ_DATABASE_URL: READ_DATABASE_URL && onDatabase(READ_DATABASE_URL, name),
+    READ_MAX_LAG_MS,
+  });
   await db.migrate();
   return {
     db,
