@@ -131,15 +131,16 @@ describe('compileRead with embeds', () => {
     }
   });
 
-  it('joins each embed on its relation: to one on the parent field, to many on the target field', () => {
+  it('joins each embed on its relation and organisation_id: to one on the parent field, to many on the target', () => {
+    const scopedTo = (field: string, parentField: string) =>
+      new RegExp(
+        `(t\\d)\\."organisation_id" = \\(SELECT organisation_id FROM scope\\)` +
+          ` AND \\1\\."organisation_id" = t\\."organisation_id" AND \\1\\."${field}" = t\\."${parentField}"`,
+      );
     const toOne = compile('deal', 'select=id,contact(id)').text;
-    expect(toOne).toMatch(
-      /(t\d)\."organisation_id" = \(SELECT organisation_id FROM scope\) AND \1\."id" = t\."contact_id"/,
-    );
+    expect(toOne).toMatch(scopedTo('id', 'contact_id'));
     const toMany = compile('contact', 'select=id,deal(id)').text;
-    expect(toMany).toMatch(
-      /(t\d)\."organisation_id" = \(SELECT organisation_id FROM scope\) AND \1\."contact_id" = t\."id"/,
-    );
+    expect(toMany).toMatch(scopedTo('contact_id', 'id'));
     expect(toMany).toContain('json_agg(_t)');
     expect(toMany).toMatch(/coalesce\(e\d\."v", '\[\]'::json\) AS "deal"/);
   });
