@@ -1,11 +1,16 @@
 /**
- * `npm run bench [-- --quick] [--duration S] [--rounds N] [--connections C] [--before DIR] [--only TEXT]`
+ * `npm run bench [-- --quick] [--duration S] [--rounds N] [--connections C] [--before DIR] [--only TEXT] [--scale]`
  *
  * `--only TEXT` (repeatable): only the scenarios whose name contains TEXT (`--only import` for the
  * batch import); its results.md and results.json hold those alone.
  *
  * `--before DIR`: another checkout of Engage (an earlier commit, `git worktree add DIR <commit>`)
  * built and run as the target `engage-before` in the same rounds, for before/after ratios.
+ *
+ * `--scale`: Engage connected directly, through PgBouncer (transaction pooling, DATABASE_PREPARE=0)
+ * and with a streaming replica taking its reads, on a primary and replica of its own
+ * (tests/scale/replica.sh, tests/scale/pgbouncer.sh), with the 40,000-contact dataset (no
+ * baselines). Its results go to bench/results-scale.md and bench/results-scale.json.
  *
  * Prepares a fresh PostgreSQL database (DATABASE_URL is the admin connection; default the local
  * server), generates the dataset, starts Engage and its baselines as separate processes, and runs
@@ -35,6 +40,7 @@ const { values: args } = parseArgs({
     'skip-platformatic': { type: 'boolean', default: false },
     before: { type: 'string' },
     only: { type: 'string', multiple: true },
+    scale: { type: 'boolean', default: false },
   },
 });
 /** Whether the scenario named `name` runs: all of them unless `--only` names some. */
@@ -48,7 +54,39 @@ const log = (line: string) => console.log(`[bench ${new Date().toISOString().sli
 
 // ---------------------------------------------------------------- database and dataset
 
-const admin = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
+/** `--scale`: a primary, its streaming replica and a PgBouncer in front of the primary (tests/scale). */
+interface Cluster {
+  readonly dirs: { REPLICA_DIR: string; PGBOUNCER_DIR: string };
+  readonly primary: string;
+  readonly replica: string;
+  readonly pgbouncer: string;
+}
+const SCALE_SCRIPTS = 'source tests/scale/replica.sh && source tests/scale/pgbouncer.sh';
+function startCluster(): Cluster {
+  const out = execFileSync(
+    'bash',
+    ['-c', `${SCALE_SCRIPTS} && replica_start >&2 && pgbouncer_start >&2 && echo "$REPLICA_DIR $PGBOUNCER_DIR"`],
+    { cwd: ROOT, encoding: 'utf8', env: { ...process.env, PRIMARY_PORT: '5441', UPSTREAM_PORT: '5441' } },
+  );
+  const [REPLICA_DIR = '', PGBOUNCER_DIR = ''] = out.trim().split(' ');
+  return {
+    dirs: { REPLICA_DIR, PGBOUNCER_DIR },
+    primary: 'postgres://root@127.0.0.1:5441/postgres',
+    replica: 'postgres://root@127.0.0.1:5442/postgres',
+    pgbouncer: 'postgres://root@127.0.0.1:6439/postgres',
+  };
+}
+const stopCluster = (cluster: Cluster) =>
+  execFileSync('bash', ['-c', `${SCALE_SCRIPTS}; replica_stop; pgbouncer_stop`], {
+    cwd: ROOT,
+    env: { ...process.env, ...cluster.dirs },
+  });
+const cluster = args.scale ? startCluster() : undefined;
+/** `url` naming the same database on the server of `server` (a URL). */
+const sameDatabase = (url: string, server: string) =>
+  Object.assign(new URL(server), { pathname: new URL(url).pathname }).toString();
+
+const admin = cluster?.primary ?? process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/postgres';
 const adminSql = postgres(admin, { max: 1, onnotice: () => {} });
 const databases: string[] = [];
 /** A new database on the admin connection's server, dropped when the run ends. */
@@ -68,6 +106,7 @@ async function cleanUp() {
   await new Promise((r) => setTimeout(r, 500));
   for (const name of databases) await adminSql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
   await adminSql.end();
+  if (cluster) stopCluster(cluster);
 }
 // Interrupted or killed, the run still stops its servers and drops its databases.
 process.on('SIGINT', () => void cleanUp().then(() => process.exit(130)));
@@ -479,12 +518,22 @@ function build(): string {
   return `${ROOT}bench/dist/baselines.js`;
 }
 
+/** Waits until the replica has replayed all the primary has written (the dataset). */
+async function caughtUp(primaryUrl: string, replicaUrl: string) {
+  const [primary, replica] = [postgres(primaryUrl, { max: 1 }), postgres(replicaUrl, { max: 1 })];
+  const [{ lsn }] = (await primary`SELECT pg_current_wal_lsn()::text AS lsn`) as unknown as [{ lsn: string }];
+  while (!(await replica`SELECT pg_last_wal_replay_lsn() >= ${lsn}::pg_lsn AS ok`)[0]!.ok) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await Promise.all([primary.end(), replica.end()]);
+}
+
 try {
-  const size = quick ? QUICK : FULL;
+  const size = cluster ? QUICK : quick ? QUICK : FULL;
   const data = await prepare(dbUrl, size);
   // The same scenarios on a small database, for how latency grows with the data.
-  const smallUrl = await createDatabase('small');
-  const small = await prepare(smallUrl, SMALL);
+  const smallUrl = cluster ? dbUrl : await createDatabase('small');
+  const small = cluster ? data : await prepare(smallUrl, SMALL);
   const baselines = build();
 
   const ports = {
@@ -502,25 +551,38 @@ try {
     base: `http://127.0.0.1:${port}`,
     process: start(name, node, ['dist/server/main.js'], { LOG_LEVEL: 'warn', PORT: String(port), ...env }, cwd),
   });
-  const targets: Target[] = [
-    engageTarget('engage', ports.engage, { DATABASE_URL: dbUrl }),
-    // The same server with WORKERS=2, for the scaling from one process to two.
-    engageTarget('engage-2-workers', ports.engage2, { DATABASE_URL: dbUrl, WORKERS: '2' }),
-    engageTarget('engage-10k', ports.engage10k, { DATABASE_URL: smallUrl }),
-    ...(args.before ? [engageTarget('engage-before', ports.before, { DATABASE_URL: dbUrl }, args.before)] : []),
-    {
-      name: 'stringify',
-      base: `http://127.0.0.1:${ports.stringify}`,
-      process: start('stringify', node, [baselines, 'stringify', String(ports.stringify), dbUrl], {}),
-    },
-    {
-      name: 'passthrough',
-      base: `http://127.0.0.1:${ports.passthrough}`,
-      process: start('passthrough', node, [baselines, 'passthrough', String(ports.passthrough), dbUrl], {}),
-    },
-  ];
+  if (cluster) await caughtUp(dbUrl, sameDatabase(dbUrl, cluster.replica));
+  const targets: Target[] = cluster
+    ? [
+        engageTarget('engage', ports.engage, { DATABASE_URL: dbUrl }),
+        engageTarget('engage-pgbouncer', ports.engage2, {
+          DATABASE_URL: sameDatabase(dbUrl, cluster.pgbouncer),
+          DATABASE_PREPARE: '0',
+        }),
+        engageTarget('engage-replica', ports.engage10k, {
+          DATABASE_URL: dbUrl,
+          READ_DATABASE_URL: sameDatabase(dbUrl, cluster.replica),
+        }),
+      ]
+    : [
+        engageTarget('engage', ports.engage, { DATABASE_URL: dbUrl }),
+        // The same server with WORKERS=2, for the scaling from one process to two.
+        engageTarget('engage-2-workers', ports.engage2, { DATABASE_URL: dbUrl, WORKERS: '2' }),
+        engageTarget('engage-10k', ports.engage10k, { DATABASE_URL: smallUrl }),
+        ...(args.before ? [engageTarget('engage-before', ports.before, { DATABASE_URL: dbUrl }, args.before)] : []),
+        {
+          name: 'stringify',
+          base: `http://127.0.0.1:${ports.stringify}`,
+          process: start('stringify', node, [baselines, 'stringify', String(ports.stringify), dbUrl], {}),
+        },
+        {
+          name: 'passthrough',
+          base: `http://127.0.0.1:${ports.passthrough}`,
+          process: start('passthrough', node, [baselines, 'passthrough', String(ports.passthrough), dbUrl], {}),
+        },
+      ];
   const chosen = scenarios(data, small).filter((scenario) => selected(scenario.name));
-  if (!args['skip-platformatic'] && chosen.some((scenario) => scenario.requests.platformatic)) {
+  if (!cluster && !args['skip-platformatic'] && chosen.some((scenario) => scenario.requests.platformatic)) {
     const config = {
       server: { hostname: '127.0.0.1', port: ports.platformatic, logger: { level: 'warn' } },
       db: { connectionString: dbUrl, graphql: false, openapi: true },
@@ -549,7 +611,7 @@ try {
   const ceilings: Record<string, number> = {};
   for (const scenario of chosen) {
     // The other builds and set-ups of Engage answer the same requests as Engage.
-    const asEngage = new Set(['engage-2-workers', 'engage-before']);
+    const asEngage = new Set(['engage-2-workers', 'engage-before', 'engage-pgbouncer', 'engage-replica']);
     const requestFor = (t: Target) => scenario.requests[asEngage.has(t.name) ? 'engage' : t.name];
     const runs = up.filter((t) => requestFor(t));
     if (scenario.sameJson) await checkSameJson(scenario, runs);
@@ -578,7 +640,8 @@ try {
         rssMb: Math.max(...ms.map((m) => m.rssMb)),
       });
     }
-    if (scenario.raw) ceilings[scenario.name] = await rawCeiling(scenario.raw.text, scenario.raw.params, DURATION);
+    if (scenario.raw && !cluster)
+      ceilings[scenario.name] = await rawCeiling(scenario.raw.text, scenario.raw.params, DURATION);
   }
   const engage = up.find((t) => t.name === 'engage');
   if (!engage) throw new Error('Engage did not start');
@@ -604,9 +667,10 @@ try {
     rawDriverCeiling: ceilings,
     batchImport: imported,
   };
-  writeFileSync(`${ROOT}bench/results.json`, `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(`${ROOT}bench/results.md`, markdown(report));
-  log('wrote bench/results.md and bench/results.json');
+  const file = cluster ? 'results-scale' : 'results';
+  writeFileSync(`${ROOT}bench/${file}.json`, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(`${ROOT}bench/${file}.md`, markdown(report));
+  log(`wrote bench/${file}.md and bench/${file}.json`);
 } finally {
   await cleanUp();
 }
@@ -629,6 +693,9 @@ function markdown(report: {
     'engage-2-workers is the same server with WORKERS=2 (each process with its own pool; RSS is the largest worker);' +
       ' engage-10k is Engage on a database of 10,000 contacts;' +
       ' engage-before, when present, is the build given with --before (its ratio is after ÷ before).',
+    'With --scale, all on one primary with a streaming replica on the same machine: engage connects directly,' +
+      ' engage-pgbouncer through PgBouncer 1.18 (pool_mode=transaction, DATABASE_PREPARE=0),' +
+      ' engage-replica sends its reads to the replica (READ_DATABASE_URL).',
     'The by-id scenario cycles through 2,000 contacts, more than Engage keeps compiled,' +
       ' so each of its requests is parsed, planned and compiled; the list scenario repeats one request.',
     '',
@@ -642,15 +709,25 @@ function markdown(report: {
       `| ${r.scenario} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.rssMb} | ${ratio} |`,
     );
   }
-  lines.push('', '| raw driver, the passthrough SQL, no HTTP, driven as Engage drives it | queries/s |', '|---|---:|');
-  for (const [scenario, qps] of Object.entries(report.rawDriverCeiling)) lines.push(`| ${scenario} | ${qps} |`);
-  lines.push(
-    '',
-    '| latency with the data | mean ms (large / 10k) | p99 ms (large / 10k) | mean ratio | p99 ratio |',
-    '|---|---:|---:|---:|---:|',
-  );
+  const ceilings = Object.entries(report.rawDriverCeiling);
+  if (ceilings.length > 0) {
+    lines.push(
+      '',
+      '| raw driver, the passthrough SQL, no HTTP, driven as Engage drives it | queries/s |',
+      '|---|---:|',
+    );
+    for (const [scenario, qps] of ceilings) lines.push(`| ${scenario} | ${qps} |`);
+  }
+  const small = report.results.filter((r) => r.target === 'engage-10k');
+  if (small.length > 0) {
+    lines.push(
+      '',
+      '| latency with the data | mean ms (large / 10k) | p99 ms (large / 10k) | mean ratio | p99 ratio |',
+      '|---|---:|---:|---:|---:|',
+    );
+  }
   for (const big of report.results.filter((r) => r.target === 'engage')) {
-    const little = report.results.find((r) => r.scenario === big.scenario && r.target === 'engage-10k');
+    const little = small.find((r) => r.scenario === big.scenario);
     if (!little) continue;
     // autocannon's percentiles are whole milliseconds; a 0 ms one is taken as 1 ms.
     const ratio = (a: number, b: number) => (Math.max(a, 1) / Math.max(b, 1)).toFixed(2);

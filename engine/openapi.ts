@@ -170,6 +170,11 @@ const SHARED_PARAMETERS: Record<string, Json> = {
       '- `tx=commit|rollback`: rollback runs the request, then undoes it\n' +
       '- `max-affected=N`: with `handling=strict`, a PATCH or DELETE that would affect more than N rows fails',
   ),
+  'Consistency-Token': headerParameter(
+    'Consistency-Token',
+    'Read after a write: the Consistency-Token header of a write response, sent back unchanged. With read ' +
+      'replicas the read then runs where that write is already seen. A value that is not one is 400.',
+  ),
   'engage-version': headerParameter(
     'engage-version',
     `API version. Absent means the current one (${CURRENT_VERSION}); any other value is 400 ` +
@@ -189,6 +194,12 @@ const HEADERS: Record<string, Json> = {
   },
   Location: {
     description: 'Where the created row can be read (with `Prefer: return=headers-only`).',
+    schema: { type: 'string' },
+  },
+  'Consistency-Token': {
+    description:
+      "With read replicas, the primary's WAL position after the write, e.g. `0/3A1B2C8`: send it back on a " +
+      'read that must see the write.',
     schema: { type: 'string' },
   },
 };
@@ -399,7 +410,9 @@ function rows(resource: Resource, description: string, headers: Json = {}): Json
   };
 }
 
-const noContent = (description = 'No Content') => ({ description, headers: requestId });
+/** What a write answers with besides its rows: the position a read after it may send back. */
+const consistency = { 'Consistency-Token': ref('headers', 'Consistency-Token') };
+const noContent = () => ({ description: 'No Content', headers: { ...requestId, ...consistency } });
 
 function operation(resource: Resource, action: string, summary: string, rest: Json): Json {
   return { operationId: `${action}_${resource.name}`, tags: [resource.name], summary, ...rest };
@@ -410,7 +423,7 @@ function readOperations(resource: Resource): Json {
     ...filterRefs(resource),
     ref('parameters', selectKey(resource)),
     ...(orderable(resource).length > 0 ? [ref('parameters', orderKey(resource))] : []),
-    ...shared('limit', 'offset', 'Range', 'Range-Unit', 'Prefer', 'engage-version'),
+    ...shared('limit', 'offset', 'Range', 'Range-Unit', 'Prefer', 'Consistency-Token', 'engage-version'),
   ];
   const range = { 'Content-Range': ref('headers', 'Content-Range') };
   const failures = errors(400, 401, 406, 416);
@@ -467,8 +480,9 @@ function createOperation(resource: Resource): Json {
       responses: {
         201: rows(resource, 'Created: the rows with `Prefer: return=representation`, else an empty body.', {
           Location: ref('headers', 'Location'),
+          ...consistency,
         }),
-        200: rows(resource, 'OK: the affected rows.'),
+        200: rows(resource, 'OK: the affected rows.', consistency),
         204: noContent(),
         ...errors(...WRITE_ERRORS),
       },
@@ -485,7 +499,7 @@ function updateOperation(resource: Resource): Json {
       parameters: [...filterRefs(resource), ...shared('select', 'Prefer', 'engage-version')],
       requestBody: { required: true, content: { [JSON_TYPE]: { schema: ref('schemas', `${resource.name}.update`) } } },
       responses: {
-        200: rows(resource, 'OK: the updated rows, with `Prefer: return=representation`.'),
+        200: rows(resource, 'OK: the updated rows, with `Prefer: return=representation`.', consistency),
         204: noContent(),
         ...errors(...WRITE_ERRORS),
       },
@@ -499,7 +513,7 @@ function deleteOperation(resource: Resource): Json {
       description: FILTER_REQUIRED,
       parameters: [...filterRefs(resource), ...shared('select', 'Prefer', 'engage-version')],
       responses: {
-        200: rows(resource, 'OK: the deleted rows, with `Prefer: return=representation`.'),
+        200: rows(resource, 'OK: the deleted rows, with `Prefer: return=representation`.', consistency),
         204: noContent(),
         ...errors(400, 401),
       },
@@ -768,7 +782,12 @@ function pagePath(resource: Resource): [string, Json] {
         description:
           `Keyset pages ordered by (${order}): pass next_cursor back as cursor until it is null. A walk sees ` +
           'every row that existed when it started exactly once.',
-        parameters: [ref('parameters', 'page.limit'), ref('parameters', 'page.cursor'), ...versionParameter],
+        parameters: [
+          ref('parameters', 'page.limit'),
+          ref('parameters', 'page.cursor'),
+          ...shared('Consistency-Token'),
+          ...versionParameter,
+        ],
         responses: {
           200: jsonResponse('OK: a page.', ref('schemas', pageKey(resource))),
           ...errors(400, 401),

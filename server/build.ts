@@ -91,6 +91,7 @@ async function readiness(db: Database, known: { upToDate?: MigrationState }): Pr
     database: db.kind,
     pool: stats ? { size: stats.size, in_use: stats.inUse, waiting: stats.waiting } : null,
   };
+  if (db.replicas) state.replicas = db.replicas();
   const open = db as Partial<OpenDatabase>;
   if (typeof open.migrations === 'function') {
     const { applied, latest } = known.upToDate ?? (await open.migrations());

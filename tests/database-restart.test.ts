@@ -10,12 +10,12 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Queryable } from '../engine/db/port.ts';
 import { createToken } from '../server/auth/tokens.ts';
 import { type Cluster, startCluster } from './helpers/cluster.ts';
+import { freePort } from './helpers/ports.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const STATEMENT_TIMEOUT_MS = 5000;
@@ -44,17 +44,6 @@ let token: string;
 let serverExit: string | null = null;
 /** The server's error log lines other than the expected 503s, to say why when the test fails. */
 const errorLog: string[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

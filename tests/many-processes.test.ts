@@ -9,11 +9,11 @@
  * On PostgreSQL even when the suite runs on PGlite, which serves one process.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemo } from '../server/demo.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { freePort } from './helpers/ports.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -28,17 +28,6 @@ interface Server {
   readonly child: ChildProcess;
   readonly exited: Promise<unknown>;
   output(): string;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** The environment of a child on the test database: DATABASE_URL set, no PGlite directory. */

@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../server/database.ts';
 import { seedDemo } from '../server/demo.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { freePort } from './helpers/ports.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const onPostgres = Boolean(process.env.DATABASE_URL);
@@ -83,17 +84,6 @@ interface Spawned {
   readonly port: number;
   readonly token: string;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** `node server/main.ts` on `data`, once every worker answers /health. */

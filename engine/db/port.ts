@@ -52,9 +52,18 @@ export interface Database extends Queryable {
   reader?(after: string | undefined): Database;
   /** The primary's WAL position now: a read given it after a write sees that write. */
   position?(): Promise<string | undefined>;
+  /** The read replicas as last seen, for /ready. */
+  replicas?(): ReplicaState[];
   /** The pool's state now, for /ready and metrics; a fake database may leave it out. */
   stats?(): PoolStats;
   close(): Promise<void>;
+}
+
+export interface ReplicaState {
+  /** The position it had replayed at its last poll; null when it did not answer or is not a replica. */
+  readonly replayed: string | null;
+  /** Whether it is close enough behind to serve reads now. */
+  readonly serving: boolean;
 }
 
 export interface PoolStats {

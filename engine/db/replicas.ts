@@ -27,6 +27,10 @@ export function parsePosition(text: string): bigint | undefined {
   return match ? (BigInt(`0x${match[1]}`) << 32n) + BigInt(`0x${match[2]}`) : undefined;
 }
 
+/** A position as PostgreSQL writes it. */
+const formatPosition = (position: bigint) =>
+  `${(position >> 32n).toString(16).toUpperCase()}/${(position & 0xffffffffn).toString(16).toUpperCase()}`;
+
 interface Replica {
   readonly db: Database;
   /** The position it has replayed at its last poll; undefined while it is down or not a replica. */
@@ -90,13 +94,16 @@ export function withReplicas(primary: Database, databases: readonly Database[], 
   const timer = setInterval(tick, POLL_MS);
   timer.unref();
 
+  /** What a replica must have replayed to serve: all the primary had written maxLagMs ago. */
+  const needed = () => {
+    const oldest = samples[0];
+    return oldest && oldest.at <= Date.now() - options.maxLagMs ? oldest.position : 0n;
+  };
+
   /** A replica close enough behind that has replayed `after`, taking turns among those that fit. */
   function pick(after: bigint | undefined): Replica | undefined {
-    const oldest = samples[0];
-    const needed = oldest && oldest.at <= Date.now() - options.maxLagMs ? oldest.position : 0n;
-    const fit = replicas.filter(
-      (r) => r.replayed !== undefined && r.replayed >= needed && (after === undefined || r.replayed >= after),
-    );
+    const least = after !== undefined && after > needed() ? after : needed();
+    const fit = replicas.filter((r) => r.replayed !== undefined && r.replayed >= least);
     if (fit.length === 0) return undefined;
     turn = (turn + 1) % fit.length;
     return fit[turn];
@@ -128,6 +135,11 @@ export function withReplicas(primary: Database, databases: readonly Database[], 
         (rows) => (rows[0] ? String(rows[0].position) : undefined),
         () => undefined,
       ),
+    replicas: () =>
+      replicas.map((r) => ({
+        replayed: r.replayed === undefined ? null : formatPosition(r.replayed),
+        serving: r.replayed !== undefined && r.replayed >= needed(),
+      })),
     async close() {
       clearInterval(timer);
       await Promise.all([primary.close(), ...replicas.map((r) => r.db.close())]);

@@ -13,10 +13,10 @@
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { freePort } from './ports.ts';
 
 const BIN = process.env.PG15_BIN ?? '/usr/lib/postgresql/15/bin';
 const OS_USER = 'postgres';
@@ -42,18 +42,6 @@ export interface Cluster {
   adopt(pid: number): void;
   /** Stops the cluster (immediate) and removes its directory; safe to call twice. */
   destroy(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Runs a PostgreSQL binary as the postgres OS user; rejects with its output on failure. */

@@ -22,6 +22,7 @@ const admin = postgres(`${PRIMARY_URL}/postgres`, { max: 1, onnotice: () => {} }
 const primary = postgres(on(PRIMARY_URL), { max: 1, onnotice: () => {} });
 const replica = postgres(on(REPLICA_URL), { max: 1, onnotice: () => {} });
 const opened: OpenDatabase[] = [];
+const apps: ReturnType<typeof buildApi>['app'][] = [];
 let organisation: Organisation;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -46,6 +47,7 @@ async function api(replicas: string, maxLagMs: number) {
   // The first poll of positions: until it answers, reads go to the primary.
   await sleep(3 * POLL_MS);
   const { app } = buildApi({ db });
+  apps.push(app);
   return (path: string, init: RequestInit = {}) => {
     const headers = new Headers(init.headers);
     headers.set('Authorization', `Bearer ${organisation.token}`);
@@ -176,6 +178,11 @@ describe('reads on a streaming replica', () => {
     // Nothing listens on port 9: every connection to that "replica" is refused.
     const down = await api(`postgres://root@127.0.0.1:9/${name},${on(REPLICA_URL)}`, 60_000);
     for (let i = 0; i < 6; i += 1) expect(await calendars(await down('/calendar?select=name'))).toContain('everywhere');
+    const ready = (await (await apps.at(-1)!.request('/ready')).json()) as { replicas: unknown };
+    expect(ready.replicas).toEqual([
+      { replayed: null, serving: false },
+      { replayed: expect.stringMatching(/^[0-9A-F]+\/[0-9A-F]+$/), serving: true },
+    ]);
 
     const call = await api(on(REPLICA_URL), 60_000);
     expect(await calendars(await call('/calendar?select=name'))).toContain('everywhere');
