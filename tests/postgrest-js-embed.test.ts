@@ -5,11 +5,9 @@
  * `deal.or`). Every request goes through the real Hono app; every expectation is computed here from
  * the fixture below (or, for `*`, read by hand-written SQL), never taken from the engine.
  */
-import { PostgrestClient } from '@supabase/postgrest-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
-
-const BASE = 'http://engage.test/api/v1';
+import { recordingClient } from './helpers/postgrest-js.ts';
 
 let t: TestApp;
 let org: Organisation;
@@ -63,16 +61,7 @@ const nullsLast = (a: string | null | undefined, b: string | null | undefined) =
 const descNullsLast = (a: string | null | undefined, b: string | null | undefined) =>
   a == null || b == null ? nullsLast(a, b) : nullsLast(b, a);
 
-function client(token: string) {
-  return new PostgrestClient(BASE, {
-    headers: { Authorization: `Bearer ${token}` },
-    fetch: (input, init) => {
-      const url = typeof input === 'string' ? input : input instanceof URL ? input.toString() : input.url;
-      sent.push(url);
-      return Promise.resolve(t.app.request(url, init));
-    },
-  });
-}
+const client = (token: string) => recordingClient(t.app, token, sent);
 
 /** The query string of the last request, decoded as the server decodes it. */
 const lastQuery = () => new URL(sent[sent.length - 1]!).searchParams;

@@ -3,11 +3,9 @@
  * the URL (spaces as "+", quoted `in` values, appended `order` terms, `offset`/`limit` for ranges)
  * and reads counts from Content-Range. Every request goes through the real Hono app.
  */
-import { PostgrestClient } from '@supabase/postgrest-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
-
-const BASE = 'http://engage.test/api/v1';
+import { recordingClient } from './helpers/postgrest-js.ts';
 
 let t: TestApp;
 let org: Organisation;
@@ -18,16 +16,7 @@ const sent: string[] = [];
 const c: Record<'ada' | 'grace' | 'alan' | 'edsger' | 'barbara' | 'liskov', string> = {} as never;
 let appointments: string[];
 
-function client(token: string) {
-  return new PostgrestClient(BASE, {
-    headers: { Authorization: `Bearer ${token}` },
-    fetch: (input, init) => {
-      const url = typeof input === 'string' ? input : input instanceof URL ? input.toString() : input.url;
-      sent.push(url);
-      return Promise.resolve(t.app.request(url, init));
-    },
-  });
-}
+const client = (token: string) => recordingClient(t.app, token, sent);
 
 /** The query string of the last request, decoded as the server decodes it (form semantics). */
 const lastQuery = () => new URL(sent[sent.length - 1]!).searchParams;

@@ -4,7 +4,7 @@
  * foreign keys to the same table (transfer.sender_id and receiver_id -> person) covers ambiguous
  * relations, and resource definitions that rename or hide relations or turn aggregates off.
  */
-import { foreignKey, numeric, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { foreignKey, numeric, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineResource } from '../engine/registry.ts';
 import { resources } from '../schema/registry.ts';
@@ -18,23 +18,16 @@ import {
   type RelationsFixture,
   rowsOf,
   seedRelations,
+  tenantColumns,
   unordered,
 } from './helpers/relations.ts';
 
-const timestamptz = () => timestamp({ withTimezone: true, mode: 'string' });
-const common = () => ({
-  id: uuid().notNull().defaultRandom(),
-  created_at: timestamptz().notNull().defaultNow(),
-  updated_at: timestamptz().notNull().defaultNow(),
-  organisation_id: uuid().notNull(),
-});
-
-const person = pgTable('person', { ...common(), name: text() }, (t) => [
+const person = pgTable('person', { ...tenantColumns(), name: text() }, (t) => [
   primaryKey({ name: 'person_pkey', columns: [t.organisation_id, t.id] }),
 ]);
 const transfer = pgTable(
   'transfer',
-  { ...common(), sender_id: uuid(), receiver_id: uuid(), amount: numeric(), note: text() },
+  { ...tenantColumns(), sender_id: uuid(), receiver_id: uuid(), amount: numeric(), note: text() },
   (t) => [
     primaryKey({ name: 'transfer_pkey', columns: [t.organisation_id, t.id] }),
     foreignKey({

@@ -4,23 +4,17 @@
  * is unique (passport.member_id). Tables and registry entries here stand for ones an operator
  * adds to schema/; each answer is compared with what the fixture says it must be.
  */
-import { foreignKey, pgTable, primaryKey, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
+import { foreignKey, pgTable, primaryKey, text, unique, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry, defineResource } from '../engine/registry.ts';
 import { resources } from '../schema/registry.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
+import { tenantColumns } from './helpers/relations.ts';
 
-const timestamptz = () => timestamp({ withTimezone: true, mode: 'string' });
-const common = () => ({
-  id: uuid().notNull().defaultRandom(),
-  created_at: timestamptz().notNull().defaultNow(),
-  updated_at: timestamptz().notNull().defaultNow(),
-  organisation_id: uuid().notNull(),
-});
-const team = pgTable('team', { ...common(), name: text() }, (t) => [
+const team = pgTable('team', { ...tenantColumns(), name: text() }, (t) => [
   primaryKey({ name: 'team_pkey', columns: [t.organisation_id, t.id] }),
 ]);
-const member = pgTable('member', { ...common(), name: text() }, (t) => [
+const member = pgTable('member', { ...tenantColumns(), name: text() }, (t) => [
   primaryKey({ name: 'member_pkey', columns: [t.organisation_id, t.id] }),
 ]);
 const membership = pgTable(
@@ -45,7 +39,7 @@ const membership = pgTable(
     }),
   ],
 );
-const passport = pgTable('passport', { ...common(), member_id: uuid(), number: text() }, (t) => [
+const passport = pgTable('passport', { ...tenantColumns(), member_id: uuid(), number: text() }, (t) => [
   primaryKey({ name: 'passport_pkey', columns: [t.organisation_id, t.id] }),
   unique('passport_member_key').on(t.organisation_id, t.member_id),
   foreignKey({

@@ -3,6 +3,7 @@
  * custom-field values, including references that cross organisations (written past the foreign
  * keys), and the helpers that compute a request's expected JSON with hand-written SQL.
  */
+import { timestamp, uuid } from 'drizzle-orm/pg-core';
 import { expect } from 'vitest';
 import type { Queryable } from '../../engine/db/port.ts';
 import {
@@ -13,6 +14,15 @@ import {
   type Organisation,
   type TestApp,
 } from './app.ts';
+
+const timestamptz = () => timestamp({ withTimezone: true, mode: 'string' });
+/** The columns every tenant table has (schema/tables.ts), for the tables a test defines. */
+export const tenantColumns = () => ({
+  id: uuid().notNull().defaultRandom(),
+  created_at: timestamptz().notNull().defaultNow(),
+  updated_at: timestamptz().notNull().defaultNow(),
+  organisation_id: uuid().notNull(),
+});
 
 export interface RelationsFixture {
   readonly org: Organisation;
