@@ -241,6 +241,9 @@ describe('!inner, !left and embed null checks', () => {
       `SELECT c0.display_name, ${dealsOf('c0', "'name', d.name", 'ORDER BY d.id OFFSET 2')} AS deal ${CONTACTS}` +
         ` AND (SELECT count(*) FROM deal d WHERE d.organisation_id = $1::uuid AND d.contact_id = c0.id) > 2`,
     );
+    // An embed limited to no rows has none: every parent row is left out, whatever its deals.
+    expect(await ok(t, f.org.token, '/contact?select=display_name,deal!inner(name)&deal.limit=0')).toEqual([]);
+    expect(await ok(t, f.org.token, '/contact?select=display_name,deal!inner(name)&deal.limit=1')).not.toEqual([]);
   });
 
   it('a nested !inner filters every level above it', async () => {

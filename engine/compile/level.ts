@@ -120,7 +120,10 @@ export class ReadCompiler {
     const table = this.#fresh('t');
     let sql = `SELECT 1 FROM ${ident(level.resource.table)} ${table}`;
     sql += this.where(level, table, { relation: embed.relation, parent });
-    sql += this.#page(level, table);
+    // Whether a row past the offset exists depends on neither the order nor any limit but 0; without
+    // them (and an offset) PostgreSQL can run the EXISTS as a semi-join, not once per parent row.
+    if (level.limit === 0) sql += ' LIMIT 0';
+    if (level.offset > 0) sql += ` OFFSET ${this.params.add(String(level.offset), 'int8')}`;
     return `EXISTS (${sql})`;
   }
 
