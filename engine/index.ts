@@ -84,6 +84,11 @@ export interface Engine {
   tokenFirst(scope: Scope, error: unknown): Promise<ApiError>;
   /** The OpenAPI 3.1 document, built once from the registry. */
   openapi(): Record<string, unknown>;
+  /**
+   * With read replicas, the Consistency-Token of writes the host made itself (an import): a read
+   * sending it back sees them. Undefined without replicas.
+   */
+  position(): Promise<string | undefined>;
 }
 
 type WriteRequest = RawRequest & { readonly method: 'POST' | 'PATCH' | 'DELETE' };
@@ -225,10 +230,13 @@ export function createEngine(options: EngineOptions): Engine {
     return db.reader?.(after) ?? db;
   };
 
+  /** The primary's position now, when reads go to replicas. */
+  const position = async () => db.position?.();
+
   /** The response of a committed write with the position its reads can ask for, when reads go to replicas. */
   async function withPosition(response: EngineResponse): Promise<EngineResponse> {
-    const position = await db.position?.();
-    return position ? { ...response, headers: { ...response.headers, [CONSISTENCY_HEADER]: position } } : response;
+    const at = await position();
+    return at ? { ...response, headers: { ...response.headers, [CONSISTENCY_HEADER]: at } } : response;
   }
 
   /** Runs a statement in a transaction that is always rolled back, and returns its rows. */
@@ -468,6 +476,7 @@ export function createEngine(options: EngineOptions): Engine {
 
     authorize,
     tokenFirst,
+    position,
 
     openapi() {
       openapi ??= buildOpenApi(registry, options.openapi);

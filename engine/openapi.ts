@@ -573,9 +573,9 @@ const jsonBody = (schema: Json, description?: string): Json => ({
   content: { [JSON_TYPE]: { schema } },
 });
 
-const jsonResponse = (description: string, schema: Json): Json => ({
+const jsonResponse = (description: string, schema: Json, headers: Json = {}): Json => ({
   description,
-  headers: requestId,
+  headers: { ...requestId, ...headers },
   content: { [JSON_TYPE]: { schema } },
 });
 
@@ -737,7 +737,7 @@ function importPaths(resource: Resource): Array<[string, Json]> {
         properties: { items: { type: 'array', items: ref('schemas', itemKey(resource)) } },
       }),
       responses: {
-        200: jsonResponse('OK: a result per item.', ref('schemas', 'BatchResult')),
+        200: jsonResponse('OK: a result per item.', ref('schemas', 'BatchResult'), consistency),
         ...errors(400, 401, 404, 413, 415),
       },
     },
@@ -841,7 +841,7 @@ const JOB_PATH: Json = {
     description: 'Its status, its progress and its first failed items.',
     parameters: [ref('parameters', 'import.id'), ...versionParameter],
     responses: {
-      200: jsonResponse('OK', ref('schemas', 'ImportJob')),
+      200: jsonResponse('OK', ref('schemas', 'ImportJob'), consistency),
       ...errors(401, 404),
     },
   },

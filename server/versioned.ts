@@ -20,6 +20,15 @@ export interface VersionedOptions {
 
 type Env = { Variables: AuthVariables };
 
+/**
+ * With read replicas, the position after the imports a response tells of (a batch written, a job's
+ * progress): a read sending it back as Consistency-Token sees them.
+ */
+async function withPosition(c: Context, engine: Engine) {
+  const position = await engine.position();
+  if (position) c.header(CONSISTENCY_HEADER, position);
+}
+
 /** A JSON response through the context, so the headers middleware set (Request-Id, engage-version) stay. */
 const json = (c: Context, body: unknown, status: 200 | 201 | 202 = 200) =>
   c.body(typeof body === 'string' ? body : JSON.stringify(body), status, { 'Content-Type': contentType(JSON_MEDIA) });
@@ -47,6 +56,7 @@ export function versionedRoutes(options: VersionedOptions): Hono<Env> {
       body,
       c.req.header('content-type'),
     );
+    await withPosition(c, engine);
     return json(c, result);
   });
 
@@ -70,7 +80,11 @@ export function versionedRoutes(options: VersionedOptions): Hono<Env> {
     return json(c, job, 202);
   });
 
-  app.get('/imports/:id', async (c) => json(c, await imports().getJob(await organisation(c), c.req.param('id'))));
+  app.get('/imports/:id', async (c) => {
+    const job = await imports().getJob(await organisation(c), c.req.param('id'));
+    await withPosition(c, engine);
+    return json(c, job);
+  });
 
   app.get('/:collection', async (c) => {
     const request = {

@@ -51,7 +51,7 @@ async function api(replicas: string, maxLagMs: number) {
   return (path: string, init: RequestInit = {}) => {
     const headers = new Headers(init.headers);
     headers.set('Authorization', `Bearer ${organisation.token}`);
-    return Promise.resolve(app.request(`/api/v1${path}`, { ...init, headers }));
+    return Promise.resolve(app.request(path.startsWith('/v1/') ? path : `/api/v1${path}`, { ...init, headers }));
   };
 }
 
@@ -125,6 +125,33 @@ describe('reads on a streaming replica', () => {
         headers: { 'Consistency-Token': token!, Prefer: 'count=exact' },
       });
       expect(head.headers.get('Content-Range')).toBe('0-0/1');
+    } finally {
+      await resume();
+    }
+  });
+
+  it('a batch import through /v1 answers with a Consistency-Token too', async () => {
+    const call = await api(on(REPLICA_URL), 60_000);
+    await pause();
+    try {
+      const batch = await call('/v1/contacts/imports/batch', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ items: [{ external_id: 'batch-1', display_name: 'Batched' }] }),
+      });
+      expect(batch.status).toBe(200);
+      const token = batch.headers.get('Consistency-Token')!;
+      expect(token).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+      const read = (headers: Record<string, string>) =>
+        call('/contact?select=display_name&external_id=eq.batch-1', { headers }).then((r) => r.json());
+      expect(await read({ 'Consistency-Token': token })).toEqual([{ display_name: 'Batched' }]);
+      expect(await read({})).toEqual([]);
+      const page = (await (
+        await call('/v1/contacts?limit=10', { headers: { 'Consistency-Token': token } })
+      ).json()) as {
+        data: Array<{ external_id: string }>;
+      };
+      expect(page.data.map((c) => c.external_id)).toContain('batch-1');
     } finally {
       await resume();
     }
