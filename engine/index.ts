@@ -173,7 +173,7 @@ export function createEngine(options: EngineOptions): Engine {
   async function authorize(scope: Scope): Promise<string | null> {
     const params = new Params();
     const rows = await execute<{ organisation_id: string }>(
-      `${scopeCte(scope, params)} SELECT organisation_id FROM scope`,
+      `${scopeCte(scope, params).cte} SELECT organisation_id FROM scope`,
       params.values,
       scope,
       'authorize',

@@ -9,6 +9,8 @@ import { resources } from '../schema/registry.ts';
 
 const registry = createRegistry(resources);
 const ORG = '00000000-0000-4000-8000-000000000001';
+/** What each table is compared with when the host gives the organisation: its parameter. */
+const SCOPED = '$1::text::uuid';
 
 function compile(
   resource: string,
@@ -21,11 +23,14 @@ function compile(
 }
 
 describe('compileRead', () => {
-  it('scopes every statement to the organisation through the scope CTE', () => {
+  it('scopes every statement to the organisation: its parameter, or the scope row of a token', () => {
     const { text, params } = compile('contact', 'select=id');
     expect(text).toMatch(/^WITH scope AS \(SELECT \$1::text::uuid AS organisation_id\)/);
-    expect(text).toContain('t."organisation_id" = (SELECT organisation_id FROM scope)');
+    expect(text).toContain(`t."organisation_id" = ${SCOPED}`);
     expect(params[0]).toBe(ORG);
+    const byToken = compile('contact', 'select=id,deal(id)', {}, { tokenHash: 'abc' }).text;
+    expect(byToken).toContain('t."organisation_id" = (SELECT organisation_id FROM scope)');
+    expect(byToken).not.toContain('::uuid');
   });
 
   it('resolves a bearer token inside the statement, checking revocation and expiry', () => {
@@ -58,8 +63,7 @@ describe('compileRead', () => {
     expect(compile('deal', 'currency=eq.CHF').text).toContain('NULL::int8');
     const counted = compile('deal', 'currency=eq.CHF', { prefer: 'count=exact' }).text;
     expect(counted).toContain(
-      '(SELECT count(*) FROM "deal" t' +
-        ' WHERE t."organisation_id" = (SELECT organisation_id FROM scope) AND t."currency" = $2::text)',
+      `(SELECT count(*) FROM "deal" t WHERE t."organisation_id" = ${SCOPED} AND t."currency" = $2::text)`,
     );
   });
 
@@ -110,7 +114,6 @@ describe('compileRead', () => {
 });
 
 describe('compileRead with embeds', () => {
-  const SCOPED = '(SELECT organisation_id FROM scope)';
   /** Every table the statement reads, with its alias: `FROM "contact" t1`. */
   const tablesRead = (text: string) => [...text.matchAll(/FROM "(\w+)" (\w+)/g)].map((m) => [m[1]!, m[2]!] as const);
 
@@ -134,7 +137,7 @@ describe('compileRead with embeds', () => {
   it('joins each embed on its relation and organisation_id: to one on the parent field, to many on the target', () => {
     const scopedTo = (field: string, parentField: string) =>
       new RegExp(
-        `(t\\d)\\."organisation_id" = \\(SELECT organisation_id FROM scope\\)` +
+        `(t\\d)\\."organisation_id" = \\$1::text::uuid` +
           ` AND \\1\\."organisation_id" = t\\."organisation_id" AND \\1\\."${field}" = t\\."${parentField}"`,
       );
     const toOne = compile('deal', 'select=id,contact(id)').text;

@@ -8,7 +8,7 @@
  *   SELECT authorized, rows in page, <first `limit` rows as JSON>, <key of row `limit` as JSON text>
  */
 import type { Resource } from '../registry.ts';
-import { SCOPED, type Scope, scopeCte } from './scope.ts';
+import { type Scope, scopeCte } from './scope.ts';
 import { type CompiledStatement, ident, Params, SQL_TYPE } from './sql.ts';
 
 export function compileKeysetPage(
@@ -19,7 +19,7 @@ export function compileKeysetPage(
 ): CompiledStatement {
   const keyset = resource.keyset!;
   const params = new Params();
-  const cte = scopeCte(scope, params);
+  const { cte, scoped } = scopeCte(scope, params);
   const key = (table: string) => keyset.map((f) => `${table}.${ident(f.name)}`).join(', ');
   const cursor =
     after === null
@@ -29,7 +29,7 @@ export function compileKeysetPage(
   const size = params.add(String(limit), 'int8');
   const text =
     `${cte}, page AS (SELECT ${fields.map((f) => `t.${f}`).join(', ')}, row_number() OVER (ORDER BY ${key('t')}) AS n` +
-    ` FROM ${ident(resource.table)} t WHERE t."organisation_id" = ${SCOPED}${cursor}` +
+    ` FROM ${ident(resource.table)} t WHERE t."organisation_id" = ${scoped}${cursor}` +
     ` ORDER BY ${key('t')} LIMIT ${params.add(String(limit + 1), 'int8')})` +
     ` SELECT (SELECT count(*) FROM scope)::int4 AS authorized, (SELECT count(*) FROM page)::int4 AS n,` +
     ` (SELECT coalesce(json_agg(p ORDER BY ${key('p')}), '[]') FROM (SELECT ${fields.join(', ')} FROM page` +

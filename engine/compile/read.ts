@@ -23,8 +23,8 @@ export function where(conditions: readonly PlannedCondition[], params: Params, s
 
 export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
   const params = new Params();
-  const cte = scopeCte(scope, params);
-  const compiler = new ReadCompiler(params, SCOPED);
+  const { cte, scoped } = scopeCte(scope, params);
+  const compiler = new ReadCompiler(params, scoped);
   const rows = compiler.level(plan, 't', null, { csv: plan.format === 'csv' });
 
   // exact: every matching row counted. estimated: counted up to MAX_ROWS + 1, past which the
@@ -34,7 +34,7 @@ export function compileRead(plan: ReadPlan, scope: Scope): CompiledStatement {
   if (plan.count === 'estimated') total = compiler.count(plan, params.add(String(plan.limitOfCount), 'int8'));
   const body = jsonBody(rows.row, plan.head ? 'none' : plan.format, params);
   // The organisation the scope resolved to, which an estimate is asked for (compileCountEstimate).
-  const organisation = plan.count === 'planned' || plan.count === 'estimated' ? `${SCOPED}::text` : 'NULL::text';
+  const organisation = plan.count === 'planned' || plan.count === 'estimated' ? `${scoped}::text` : 'NULL::text';
 
   const text =
     `${cte} SELECT (SELECT count(*) FROM scope)::int4 AS authorized, ${organisation} AS organisation_id,` +

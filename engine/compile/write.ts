@@ -19,7 +19,7 @@ import { customValueFits, customValueText, storedCustomFields, upsertCustomValue
 import { ReadCompiler } from './level.ts';
 import { jsonBody } from './projection.ts';
 import { where } from './read.ts';
-import { SCOPED, type Scope, scopeCte } from './scope.ts';
+import { type Scope, scopeCte } from './scope.ts';
 import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
 
 const ALLOWED = '(SELECT organisation_id FROM allowed)';
@@ -119,7 +119,8 @@ function customChecks(guard: string, params: Params): string[] {
 export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   const params = new Params();
   const claimed = params.add(arrayLiteral(plan.kind === 'delete' ? [] : plan.claimedOrganisations), 'uuid[]');
-  let sql = `${scopeCte(scope, params)},`;
+  const { cte, scoped } = scopeCte(scope, params);
+  let sql = `${cte},`;
   sql += ` allowed AS (SELECT organisation_id FROM scope WHERE organisation_id = ALL(${claimed}))`;
 
   const custom = plan.kind === 'update' && plan.customValues !== null;
@@ -156,7 +157,7 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   }
   let body = 'NULL::text';
   if (represented) {
-    const rows = new ReadCompiler(params, SCOPED).level(representation, 't', null, {
+    const rows = new ReadCompiler(params, scoped).level(representation, 't', null, {
       paged: false,
       written: { source: 'written t', customFields },
     });
