@@ -63,7 +63,7 @@ async function migrationState(db: Database): Promise<MigrationState> {
  * backend took it, and never be released.
  */
 async function migrateOn(url: string) {
-  const open = () => postgres(url, { max: 1, prepare: false, onnotice: () => {} });
+  const open = () => postgres(url, { max: 1, prepare: false, fetch_types: false, onnotice: () => {} });
   const [lock, client] = [open(), open()];
   try {
     await lock.begin(async (tx) => {

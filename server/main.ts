@@ -20,15 +20,22 @@ const log = createLogger(config.LOG_LEVEL, { format: config.LOG_FORMAT });
 const embedded = !config.DATABASE_URL;
 const base = `http://${config.HOST}:${config.PORT}`;
 
-// postgres.js 3.4 looks up array types on each new connection and leaves that promise unhandled:
-// a connection lost during the lookup (a database restarting) would end the process, dropping
-// every request in flight. The lookup's failure harms nothing else; the connection is replaced.
+// postgres.js 3.4 looks up array types on each new connection (unless told not to, as Engage's own
+// clients are) and leaves that promise unhandled: a connection lost during the lookup (a database
+// restarting) would end the process, dropping every request in flight. Such a failure harms
+// nothing else, so it is logged rather than fatal.
 process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection'));
 
 /** Migrations, and on an empty embedded database a demo organisation with a token to try. */
 async function prepare(db: Awaited<ReturnType<typeof openDatabase>>) {
   await db.migrate();
   if (!embedded) {
+    // PgBouncer refuses a connection that asks for settings at its start: say what to change.
+    await db.ping().catch((error: Error) => {
+      if (!/^unsupported startup parameter/.test(error.message)) throw error;
+      console.error(`${error.message}: behind PgBouncer in transaction mode, start with DATABASE_PREPARE=0.`);
+      process.exit(1);
+    });
     console.log(tokenHint());
     return;
   }
