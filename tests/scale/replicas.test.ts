@@ -119,7 +119,7 @@ describe('reads on a streaming replica', () => {
       expect(mine).toEqual(expect.arrayContaining(['mine', 'unseen']));
       // Without the token the replica answers, still behind.
       expect(await calendars(await call('/calendar?select=name'))).not.toContain('mine');
-      // HEAD and the versioned API's keyset pages take the token too.
+      // HEAD takes the token too (keyset pages: the batch import's test).
       const head = await call('/calendar?name=eq.mine', {
         method: 'HEAD',
         headers: { 'Consistency-Token': token!, Prefer: 'count=exact' },
