@@ -87,7 +87,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
         laneLimit: config.DB_ORGANISATION_CONNECTIONS,
         prepare: config.DATABASE_PREPARE ?? true,
       });
-    const replicas = config.READ_DATABASE_URL?.split(',').map((u) => u.trim()).filter(Boolean) ?? [];
+    const replicas = (config.READ_DATABASE_URL ?? '')
+      .split(',')
+      .map((u) => u.trim())
+      .filter(Boolean);
     const db = replicas.length
       ? withReplicas(connect(url), replicas.map(connect), { maxLagMs: config.READ_MAX_LAG_MS ?? 1000 })
       : connect(url);
