@@ -35,6 +35,8 @@ interface Replica {
   readonly db: Database;
   /** The position it has replayed at its last poll; undefined while it is down or not a replica. */
   replayed: bigint | undefined;
+  /** Reads on it, falling back to the primary: made once, handed to every read it serves. */
+  readonly reader: Database;
 }
 
 /** The primary's position at a moment. */
@@ -51,7 +53,24 @@ const positionOf = (rows: Row[]) => parsePosition(String(rows[0]?.position ?? ''
 
 /** `primary` with `replicas` for its reads; closing it closes them all. */
 export function withReplicas(primary: Database, databases: readonly Database[], options: ReplicaOptions): Database {
-  const replicas: Replica[] = databases.map((db) => ({ db, replayed: undefined }));
+  const readerOf = (replica: Omit<Replica, 'reader'>): Database => ({
+    ...primary,
+    async query<T extends Row = Row>(text: string, params?: readonly SqlParam[], lane?: string) {
+      try {
+        return await replica.db.query<T>(text, params, lane);
+      } catch (error) {
+        // The caller's own mistakes fail the same on the primary; the replica's troubles do not.
+        if (mapDatabaseError(error).code !== 'DATABASE_UNAVAILABLE') throw error;
+        replica.replayed = undefined;
+        return primary.query<T>(text, params, lane);
+      }
+    },
+  });
+
+  const replicas: Replica[] = databases.map((db) => {
+    const replica = { db, replayed: undefined as bigint | undefined };
+    return Object.assign(replica, { reader: readerOf(replica) });
+  });
   /** The primary's positions over the last maxLagMs, and the one just before them. */
   const samples: Sample[] = [];
   let turn = 0;
@@ -109,25 +128,11 @@ export function withReplicas(primary: Database, databases: readonly Database[], 
     return fit[turn];
   }
 
-  const reader = (replica: Replica): Database => ({
-    ...primary,
-    async query<T extends Row = Row>(text: string, params?: readonly SqlParam[], lane?: string) {
-      try {
-        return await replica.db.query<T>(text, params, lane);
-      } catch (error) {
-        // The caller's own mistakes fail the same on the primary; the replica's troubles do not.
-        if (mapDatabaseError(error).code !== 'DATABASE_UNAVAILABLE') throw error;
-        replica.replayed = undefined;
-        return primary.query<T>(text, params, lane);
-      }
-    },
-  });
-
   return {
     ...primary,
     reader(after) {
       const replica = pick(after === undefined ? undefined : parsePosition(after));
-      return replica ? reader(replica) : primary;
+      return replica?.reader ?? primary;
     },
     // The write has committed whatever this says: without a position its reads go to the primary.
     position: () =>
