@@ -176,15 +176,16 @@ describe('two server processes on one database', () => {
     expect(new Set(jobs.map((job) => job.id)).size).toBe(JOBS);
 
     // Which server's backend holds each running job's row lock (a batch in its transaction), sampled
-    // until every job is done: the row's xmax is the locking transaction, pg_locks names its backend.
+    // until every job is done: the row's xmax is the locking transaction, and the backend running it
+    // names its server. Both from one pg_stat_activity row: behind PgBouncer a backend serves either
+    // server in turn, so a name read apart from the transaction could be the next client's.
     const ranBy = new Map<string, Set<string>>();
     let mostRunning = 0;
     const ids = jobs.map((job) => job.id);
     for (const deadline = Date.now() + 25_000; ; await sleep(20)) {
       const holders = await database.db.query<{ id: string; application_name: string }>(
         `SELECT j.id::text AS id, a.application_name FROM import_job j
-         JOIN pg_locks l ON l.locktype = 'transactionid' AND l.transactionid = j.xmax AND l.mode = 'ExclusiveLock'
-         JOIN pg_stat_activity a ON a.pid = l.pid
+         JOIN pg_stat_activity a ON a.backend_xid = j.xmax
          WHERE j.status = 'running'`,
       );
       for (const { id, application_name } of holders) {
