@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import { createRegistry } from '../engine/index.ts';
 import { buildOpenApi } from '../engine/openapi.ts';
 import { resources } from '../schema/registry.ts';
+import { poolerHint } from '../server/database.ts';
 import { importCommand } from './import.ts';
 import { migrateCommand } from './migrate.ts';
 import { seedCommand } from './seed.ts';
@@ -45,6 +46,11 @@ override(program);
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
+  const hint = poolerHint(error);
+  if (hint !== undefined) {
+    console.error(hint);
+    process.exit(1);
+  }
   if (!(error instanceof CommanderError)) throw error;
   // Help and version exit 0; anything commander refused (unknown command, missing or invalid option) is a usage error.
   process.exit(error.exitCode === 0 ? 0 : 2);

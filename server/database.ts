@@ -75,6 +75,16 @@ async function migrateOn(url: string) {
   }
 }
 
+/**
+ * A failure's message with what to change, when it says the database is PgBouncer in transaction
+ * mode refusing the settings a prepared-statement connection sends at its start.
+ */
+export function poolerHint(error: unknown): string | undefined {
+  const message = error instanceof Error ? error.message : '';
+  if (!/^unsupported startup parameter/.test(message)) return undefined;
+  return `${message}: behind PgBouncer in transaction mode, set DATABASE_PREPARE=0.`;
+}
+
 export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
   const options = { poolSize: config.DB_POOL_SIZE, statementTimeoutMs: config.STATEMENT_TIMEOUT_MS };
   const url = config.DATABASE_URL;

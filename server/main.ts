@@ -8,7 +8,7 @@ import { serveAdmin } from './admin-socket.ts';
 import { buildApi } from './build.ts';
 import { tokenHint } from './cli.ts';
 import { type Config, loadConfig } from './config.ts';
-import { openDatabase } from './database.ts';
+import { openDatabase, poolerHint } from './database.ts';
 import { seedDemo } from './demo.ts';
 import { holdEmbedded } from './embedded-lock.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -31,9 +31,10 @@ async function prepare(db: Awaited<ReturnType<typeof openDatabase>>) {
   await db.migrate();
   if (!embedded) {
     // PgBouncer refuses a connection that asks for settings at its start: say what to change.
-    await db.ping().catch((error: Error) => {
-      if (!/^unsupported startup parameter/.test(error.message)) throw error;
-      console.error(`${error.message}: behind PgBouncer in transaction mode, start with DATABASE_PREPARE=0.`);
+    await db.ping().catch((error: unknown) => {
+      const hint = poolerHint(error);
+      if (hint === undefined) throw error;
+      console.error(hint);
       process.exit(1);
     });
     console.log(tokenHint());

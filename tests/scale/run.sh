@@ -2,9 +2,10 @@
 # The test suite on the real components of a scaled-out deployment (docs/scaling.md):
 #
 #   bash tests/scale/run.sh pgbouncer RESULT_DIR   # every HTTP test through PgBouncer (transaction
-#                                                  # pooling), DATABASE_PREPARE=0
+#                                                  # pooling), DATABASE_PREPARE=0; then a server
+#                                                  # and the CLI without it (tests/scale/pooler.test.ts)
 #   bash tests/scale/run.sh replica RESULT_DIR     # every HTTP test with reads on a streaming
-#                                                  # replica, then the replica tests (tests/scale)
+#                                                  # replica, then tests/scale/replicas.test.ts
 #
 # Starts what it needs on ports of its own (tests/scale/pgbouncer.sh, tests/scale/replica.sh), stops
 # it on exit, and writes vitest's JSON reports into RESULT_DIR. Exits non-zero on any failure.
@@ -33,6 +34,9 @@ case "$mode" in
     pgbouncer_start
     echo "== tests through PgBouncer ($PGBOUNCER_URL, pool_mode=transaction)"
     DATABASE_URL="$PGBOUNCER_URL/postgres" DATABASE_PREPARE=0 suite "$out/pgbouncer.json"
+    echo "== a server and the CLI through PgBouncer without DATABASE_PREPARE=0"
+    PGBOUNCER_URL="$PGBOUNCER_URL" npx vitest run --config tests/scale/vitest.config.ts tests/scale/pooler.test.ts \
+      --reporter=default --reporter=json --outputFile.json="$out/pooler.json"
     ;;
   replica)
     source tests/scale/replica.sh
@@ -47,8 +51,8 @@ case "$mode" in
       suite "$out/replica.json" replicas
     replica_sync off
     echo "== routing, fallback and read-your-writes on an asynchronous replica"
-    npx vitest run --config tests/scale/vitest.config.ts --reporter=default --reporter=json \
-      --outputFile.json="$out/replica-routing.json"
+    npx vitest run --config tests/scale/vitest.config.ts tests/scale/replicas.test.ts --reporter=default \
+      --reporter=json --outputFile.json="$out/replica-routing.json"
     ;;
   *)
     echo "usage: tests/scale/run.sh pgbouncer|replica RESULT_DIR" >&2
