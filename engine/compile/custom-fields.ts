@@ -6,7 +6,6 @@
 import { CUSTOM_FIELD_TYPES, type CustomFieldType } from '../custom-fields.ts';
 import { arrayLiteral } from '../plan/values.ts';
 import type { CustomFields } from '../registry.ts';
-import { SCOPED } from './scope.ts';
 import { constant, ident, type Params, SQL_TYPE } from './sql.ts';
 
 const TYPES = Object.keys(CUSTOM_FIELD_TYPES) as CustomFieldType[];
@@ -30,7 +29,7 @@ const STORED_TEXT = byType('cf."type"', (t) => printed(`v.${ident(CUSTOM_FIELD_T
 /** Where the stored values are read: the record's alias, the organisation's SQL, and whether as text. */
 export interface StoredOptions {
   readonly table?: string;
-  readonly scoped?: string;
+  readonly scoped: string;
   /** Each value as the text of its typed column (for CSV) rather than JSON. */
   readonly text?: boolean;
 }
@@ -43,7 +42,7 @@ export function storedCustomFields(
   custom: CustomFields,
   keys: readonly string[],
   params: Params,
-  { table = 't', scoped = SCOPED, text = false }: StoredOptions = {},
+  { table = 't', scoped, text = false }: StoredOptions,
 ): string {
   const reserved = params.add(arrayLiteral(keys), 'text[]');
   const entity = params.add(custom.entity, 'text');

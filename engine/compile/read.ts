@@ -11,12 +11,12 @@
 import type { PlannedCondition, ReadPlan } from '../plan/types.ts';
 import { ReadCompiler } from './level.ts';
 import { jsonBody } from './projection.ts';
-import { SCOPED, type Scope, scopeCte } from './scope.ts';
+import { type Scope, scopeCte } from './scope.ts';
 import { type CompiledStatement, ident, Params } from './sql.ts';
 import { condition } from './where.ts';
 
 /** A write's rows in the organisation that pass its filters: ` WHERE ...` over `t`. */
-export function where(conditions: readonly PlannedCondition[], params: Params, scoped = SCOPED): string {
+export function where(conditions: readonly PlannedCondition[], params: Params, scoped: string): string {
   const ctx = { params, table: 't', scoped };
   return ` WHERE ${[`t."organisation_id" = ${scoped}`, ...conditions.map((c) => condition(c, ctx))].join(' AND ')}`;
 }

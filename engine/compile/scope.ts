@@ -28,6 +28,9 @@ export interface ScopeSql {
   readonly scoped: string;
 }
 
+/** A token's organisation: the scope's row, resolved by the statement itself. */
+const SCOPED = '(SELECT organisation_id FROM scope)';
+
 export function scopeCte(scope: Scope, params: Params): ScopeSql {
   if ('organisationId' in scope) {
     const organisation = params.add(scopeValue(scope), 'uuid');
@@ -38,5 +41,3 @@ export function scopeCte(scope: Scope, params: Params): ScopeSql {
     ' AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()))';
   return { cte, scoped: SCOPED };
 }
-
-export const SCOPED = '(SELECT organisation_id FROM scope)';

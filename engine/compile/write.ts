@@ -147,7 +147,7 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   if (represented && representation.customFields) {
     const keys = representation.columns.map((c) => c.key);
     const csv = plan.format === 'csv';
-    const stored = storedCustomFields(plan.resource.customFields!, keys, params, { text: csv });
+    const stored = storedCustomFields(plan.resource.customFields!, keys, params, { scoped, text: csv });
     // For CSV a value is converted to its type, so only one that fits (the others abort the write).
     const written = csv ? `CASE WHEN c.fits THEN ${customValueText('c.value', 'c.type')} END` : 'c.value';
     customFields = custom
