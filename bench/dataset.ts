@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../engine/db/port.ts';
-import { createToken } from '../server/auth/tokens.ts';
+import { createOrganisationToken, engageEngine } from '../server/engine.ts';
 
 export interface DatasetSize {
   readonly contacts: number;
@@ -131,10 +131,10 @@ export async function generate(db: Database, size: DatasetSize, log: (line: stri
   return {
     large: {
       id: large,
-      token: (await createToken(db, { organisationId: large })).token,
+      token: (await createOrganisationToken(engageEngine(db), db, { organisationId: large })).token,
       contactIds: contacts.map((c) => c.id),
       dealId: deal!.id,
     },
-    counted: { id: counted, token: (await createToken(db, { organisationId: counted })).token },
+    counted: { id: counted, token: (await createOrganisationToken(engageEngine(db), db, { organisationId: counted })).token },
   };
 }

@@ -27,7 +27,7 @@ import autocannon from 'autocannon';
 import postgres from 'postgres';
 import ts from 'typescript';
 import { connectPostgres } from '../engine/db/postgres.ts';
-import { createToken } from '../server/auth/tokens.ts';
+import { createOrganisationToken, engageEngine } from '../server/engine.ts';
 import { openDatabase } from '../server/database.ts';
 import { type Dataset, type DatasetSize, FULL, generate, QUICK, SMALL } from './dataset.ts';
 
@@ -448,7 +448,7 @@ async function importScenario(
   // Both land in a fresh, empty organisation each round, so neither meets the other's rows.
   const fresh = async () => {
     const organisationId = randomUUID();
-    return { organisationId, token: (await createToken(db, { organisationId })).token };
+    return { organisationId, token: (await createOrganisationToken(engageEngine(db), db, { organisationId })).token };
   };
   for (let round = 0; round < ROUNDS; round++) {
     const target = await fresh();

@@ -1,14 +1,3 @@
-CREATE TABLE "api_token" (
-	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
-	"organisation_id" uuid NOT NULL,
-	"name" text,
-	"token_hash" text NOT NULL,
-	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
-	"expires_at" timestamp with time zone,
-	"revoked_at" timestamp with time zone,
-	CONSTRAINT "api_token_token_hash_unique" UNIQUE("token_hash")
-);
---> statement-breakpoint
 CREATE TABLE "appointment" (
 	"id" uuid DEFAULT gen_random_uuid() NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
@@ -243,6 +232,46 @@ CREATE TABLE "deal_custom_field" (
 	CONSTRAINT "deal_custom_field_pkey" PRIMARY KEY("organisation_id","deal_id","custom_field_id")
 );
 --> statement-breakpoint
+CREATE TABLE "file" (
+	"id" uuid DEFAULT gen_random_uuid() NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"organisation_id" uuid NOT NULL,
+	"content_type" text NOT NULL,
+	"size" bigint DEFAULT 0 NOT NULL,
+	"sha256" text,
+	CONSTRAINT "file_pkey" PRIMARY KEY("organisation_id","id")
+);
+--> statement-breakpoint
+CREATE TABLE "file_chunk" (
+	"organisation_id" uuid NOT NULL,
+	"file_id" uuid NOT NULL,
+	"seq" integer NOT NULL,
+	"data" text NOT NULL,
+	CONSTRAINT "file_chunk_pkey" PRIMARY KEY("organisation_id","file_id","seq")
+);
+--> statement-breakpoint
+CREATE TABLE "import_job" (
+	"id" uuid DEFAULT gen_random_uuid() NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"organisation_id" uuid NOT NULL,
+	"resource" text NOT NULL,
+	"file_id" uuid NOT NULL,
+	"status" text DEFAULT 'queued' NOT NULL,
+	"processed" integer DEFAULT 0 NOT NULL,
+	"created" integer DEFAULT 0 NOT NULL,
+	"updated" integer DEFAULT 0 NOT NULL,
+	"failed" integer DEFAULT 0 NOT NULL,
+	"errors" jsonb DEFAULT '[]'::jsonb NOT NULL,
+	"error" text,
+	"locked_at" timestamp with time zone,
+	"finished_at" timestamp with time zone,
+	CONSTRAINT "import_job_pkey" PRIMARY KEY("organisation_id","id"),
+	CONSTRAINT "import_job_status_check" CHECK ("import_job"."status" in ('queued', 'running', 'succeeded', 'failed')),
+	CONSTRAINT "import_job_resource_check" CHECK ("import_job"."resource" in ('contacts', 'deals', 'appointments'))
+);
+--> statement-breakpoint
 CREATE TABLE "organisation" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"name" text,
@@ -260,7 +289,6 @@ CREATE TABLE "segment" (
 	CONSTRAINT "segment_pkey" PRIMARY KEY("organisation_id","id")
 );
 --> statement-breakpoint
-ALTER TABLE "api_token" ADD CONSTRAINT "api_token_organisation_id_organisation_id_fk" FOREIGN KEY ("organisation_id") REFERENCES "public"."organisation"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "appointment" ADD CONSTRAINT "appointment_organisation_id_organisation_id_fk" FOREIGN KEY ("organisation_id") REFERENCES "public"."organisation"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "appointment" ADD CONSTRAINT "appointment_contact_fkey" FOREIGN KEY ("organisation_id","contact_id") REFERENCES "public"."contact"("organisation_id","id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "appointment_custom_field" ADD CONSTRAINT "appointment_custom_field_organisation_id_organisation_id_fk" FOREIGN KEY ("organisation_id") REFERENCES "public"."organisation"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
@@ -285,8 +313,11 @@ ALTER TABLE "deal" ADD CONSTRAINT "deal_contact_fkey" FOREIGN KEY ("organisation
 ALTER TABLE "deal_custom_field" ADD CONSTRAINT "deal_custom_field_organisation_id_organisation_id_fk" FOREIGN KEY ("organisation_id") REFERENCES "public"."organisation"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "deal_custom_field" ADD CONSTRAINT "deal_custom_field_parent_fkey" FOREIGN KEY ("organisation_id","deal_id") REFERENCES "public"."deal"("organisation_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "deal_custom_field" ADD CONSTRAINT "deal_custom_field_custom_field_fkey" FOREIGN KEY ("organisation_id","custom_field_id") REFERENCES "public"."custom_field"("organisation_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "file" ADD CONSTRAINT "file_organisation_id_organisation_id_fk" FOREIGN KEY ("organisation_id") REFERENCES "public"."organisation"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "file_chunk" ADD CONSTRAINT "file_chunk_file_fkey" FOREIGN KEY ("organisation_id","file_id") REFERENCES "public"."file"("organisation_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "import_job" ADD CONSTRAINT "import_job_organisation_id_organisation_id_fk" FOREIGN KEY ("organisation_id") REFERENCES "public"."organisation"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "import_job" ADD CONSTRAINT "import_job_file_fkey" FOREIGN KEY ("organisation_id","file_id") REFERENCES "public"."file"("organisation_id","id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "segment" ADD CONSTRAINT "segment_organisation_id_organisation_id_fk" FOREIGN KEY ("organisation_id") REFERENCES "public"."organisation"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-CREATE INDEX "api_token_organisation_idx" ON "api_token" USING btree ("organisation_id");--> statement-breakpoint
 CREATE INDEX "appointment_start_time_idx" ON "appointment" USING btree ("organisation_id","start_time");--> statement-breakpoint
 CREATE INDEX "appointment_contact_id_idx" ON "appointment" USING btree ("organisation_id","contact_id");--> statement-breakpoint
 CREATE INDEX "appointment_custom_field_custom_field_idx" ON "appointment_custom_field" USING btree ("organisation_id","custom_field_id");--> statement-breakpoint
@@ -302,4 +333,5 @@ CREATE INDEX "custom_entity_contact_id_idx" ON "custom_entity" USING btree ("org
 CREATE INDEX "deal_won_at_idx" ON "deal" USING btree ("organisation_id","won_at");--> statement-breakpoint
 CREATE INDEX "deal_lost_at_idx" ON "deal" USING btree ("organisation_id","lost_at");--> statement-breakpoint
 CREATE INDEX "deal_contact_id_idx" ON "deal" USING btree ("organisation_id","contact_id");--> statement-breakpoint
-CREATE INDEX "deal_custom_field_custom_field_idx" ON "deal_custom_field" USING btree ("organisation_id","custom_field_id");
+CREATE INDEX "deal_custom_field_custom_field_idx" ON "deal_custom_field" USING btree ("organisation_id","custom_field_id");--> statement-breakpoint
+CREATE INDEX "import_job_queue_idx" ON "import_job" USING btree ("status","created_at");

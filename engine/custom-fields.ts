@@ -6,8 +6,9 @@
  * (compile/custom-fields.ts) all derive from this table; schema/tables.ts takes its type list
  * from here too.
  */
+
+import type { FieldKind } from './field-kinds.ts';
 import { DATE, NOT_STORABLE, realDate, storable, TIMESTAMP } from './formats.ts';
-import type { FieldKind } from './registry.ts';
 
 interface TypeSpec {
   /** The column of a value table that holds values of this type. */

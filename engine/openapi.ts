@@ -7,21 +7,13 @@
 
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
+import { FIELD_KINDS, type FieldKind, KINDS } from './field-kinds.ts';
 import { CSV_MEDIA, JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
 import { OPERATORS_BY_KIND } from './operators.ts';
 import { bodySchemas } from './plan/body.ts';
 import { AGGREGATE_KINDS, SELECT_CASTS } from './plan/casts.ts';
 import { relationsHint } from './plan/relations.ts';
-import {
-  FIELD_KINDS,
-  type Field,
-  type FieldKind,
-  type Registry,
-  type Relation,
-  type Resource,
-  VERBS,
-  type Verb,
-} from './registry.ts';
+import { type Field, type Registry, type Relation, type Resource, VERBS, type Verb } from './registry/index.ts';
 import { AGGREGATES, type AggregateFunction } from './request.ts';
 import { CURRENT_VERSION, SUPPORTED_VERSIONS } from './versions.ts';
 
@@ -36,19 +28,6 @@ export interface OpenApiOptions {
 }
 
 type Json = Record<string, unknown>;
-
-/** JSON Schema of each field kind, as rows leave the API (docs/contract.md section 9). */
-const KIND_SCHEMA: Record<FieldKind, { readonly type?: string; readonly format?: string; readonly items?: Json }> = {
-  uuid: { type: 'string', format: 'uuid' },
-  text: { type: 'string' },
-  boolean: { type: 'boolean' },
-  integer: { type: 'integer', format: 'int32' },
-  numeric: { type: 'number' },
-  date: { type: 'string', format: 'date' },
-  timestamptz: { type: 'string', format: 'date-time' },
-  'text[]': { type: 'array', items: { type: 'string' } },
-  jsonb: {}, // any JSON value
-};
 
 /** Query keys the engine reads as something other than a filter; a field so named is quoted. */
 const RESERVED_KEYS = new Set(['select', 'columns', 'on_conflict', 'order', 'limit', 'offset', 'and', 'or']);
@@ -225,7 +204,7 @@ const ERROR_SCHEMA: Json = {
 // ---- schemas ----
 
 function fieldSchema(field: Field): Json {
-  const { type, ...rest } = KIND_SCHEMA[field.kind];
+  const { type, ...rest }: { type?: string } & Json = KINDS[field.kind].jsonSchema;
   const schema: Json = { ...(type && { type: field.nullable ? [type, 'null'] : type }), ...rest };
   // An enum constrains null too, so a nullable enum must list it.
   if (field.enum) schema.enum = field.nullable ? [...field.enum, null] : [...field.enum];
@@ -243,13 +222,16 @@ const CUSTOM_FIELDS_NOTE =
  * `field` (or, many to many, that the `junction` table's rows pair with it), inside the caller's
  * organisation; `name` is how select embeds it.
  */
+const single = (fields: readonly string[]) => (fields.length === 1 ? fields[0] : fields);
+
 const relationEntry = (relation: Relation): Json => ({
   name: relation.name,
   target: relation.target.name,
   cardinality: relation.cardinality,
   foreign_key: relation.foreignKey,
-  field: relation.parentField,
-  target_field: relation.targetField,
+  // One field a string, as most relations have; a composite key's fields an array.
+  field: single(relation.parentFields),
+  target_field: single(relation.targetFields),
   ...(relation.junction ? { junction: relation.junction.table } : {}),
 });
 

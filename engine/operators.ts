@@ -5,7 +5,7 @@
  * (`OPERATOR_SQL` in compile/where.ts). Adding an operator is an entry here, its SQL there, and
  * tests (docs/architecture.md, "Adding an operator").
  */
-import { FIELD_KINDS, type FieldKind } from './registry.ts';
+import { FIELD_KINDS, type FieldKind } from './field-kinds.ts';
 
 /**
  * How an operator is written after `field=[not.]`:

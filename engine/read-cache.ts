@@ -1,7 +1,7 @@
 /**
  * Compiled reads, by request. A read's plan and statement depend only on the resource, method,
- * query string, the headers the parser reads and the kind of scope; the scope's value is always
- * parameter $1. So a repeated read (a polled page, a dashboard's lists, an object fetched again)
+ * query string, the headers the parser reads and the kind of scope; the scope's value, when there
+ * is one, is always parameter $1. So a repeated read (a polled page, a dashboard's lists, an object fetched again)
  * skips parse, plan and compile and only swaps in the caller's scope. Every value stays a bound
  * parameter, and statements of one query shape share their text, so PostgreSQL's prepared
  * statement serves them all whatever the values. Bounded; the least recently used entry goes.
@@ -29,8 +29,9 @@ export class ReadCache {
   }
 
   /** The cached read for `raw` under `scope`, or the one `compile` makes (and the cache keeps). */
-  read(raw: RawRequest, scope: Scope, compile: () => CompiledRead): CompiledRead {
-    let key = `${'organisationId' in scope ? 'o' : 't'} ${raw.method} ${raw.resource}?${raw.query}`;
+  read(raw: RawRequest, scope: Scope | undefined, compile: () => CompiledRead): CompiledRead {
+    const kind = scope === undefined ? 'n' : 'tenant' in scope ? 't' : 'k';
+    let key = `${kind} ${raw.method} ${raw.resource}?${raw.query}`;
     for (const name of REQUEST_HEADERS) key += `\n${raw.header(name) ?? ''}`;
     if (key.length > MAX_KEY_LENGTH || this.capacity === 0) return compile();
 
@@ -44,8 +45,10 @@ export class ReadCache {
     // Most recently used last: Map keeps insertion order.
     this.#entries.delete(key);
     this.#entries.set(key, cached);
+    const value = scopeValue(scope);
+    if (value === undefined) return cached;
     const params = [...cached.statement.params];
-    params[0] = scopeValue(scope);
+    params[0] = value;
     return { plan: cached.plan, statement: { text: cached.statement.text, params } };
   }
 }

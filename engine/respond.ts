@@ -74,7 +74,8 @@ export function respondRead(plan: ReadPlan, result: ReadResult): EngineResponse 
 export interface WriteResult {
   readonly affected: number;
   readonly inserted: number;
-  readonly locationId: string | null;
+  /** The key values of the one row written, when one was. */
+  readonly location: readonly unknown[] | null;
   readonly body: string | null;
 }
 
@@ -89,9 +90,11 @@ export function respondWrite(plan: WritePlan, result: WriteResult): EngineRespon
     'Content-Range': plan.kind === 'update' && n > 0 ? `0-${n - 1}/${total}` : `*/${total}`,
   };
   if (plan.applied.length > 0) headers['Preference-Applied'] = plan.applied.join(', ');
-  if (plan.kind === 'insert' && plan.return === 'headers-only' && result.locationId !== null) {
+  if (plan.kind === 'insert' && plan.return === 'headers-only' && result.location !== null) {
     // Relative to the request's own URL, so it holds under /api/v1 and under any host's prefix.
-    headers.Location = `${plan.resource.name}?id=eq.${encodeURIComponent(result.locationId)}`;
+    const { location } = result;
+    const filters = plan.resource.key.map((f, i) => `${f.name}=eq.${encodeURIComponent(String(location[i]))}`);
+    headers.Location = `${plan.resource.name}?${filters.join('&')}`;
   }
   const withBody = plan.return === 'representation';
   if (withBody) headers['Content-Type'] = CONTENT_TYPES[plan.format];

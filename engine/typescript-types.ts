@@ -10,20 +10,9 @@
  * so the compiler refuses the writes the API refuses. The custom-field properties of `*_details`
  * resources are not typed: their keys are data (`custom_field.key`), not schema.
  */
-import type { Field, FieldKind, Registry, Resource } from './registry.ts';
 
-/** The TypeScript type of each field kind, as rows leave the API and bodies enter it. */
-const KIND_TYPE: Record<FieldKind, string> = {
-  uuid: 'string',
-  text: 'string',
-  boolean: 'boolean',
-  integer: 'number',
-  numeric: 'number',
-  date: 'string',
-  timestamptz: 'string',
-  'text[]': 'string[]',
-  jsonb: 'Json',
-};
+import { KINDS } from './field-kinds.ts';
+import type { Field, Registry, Resource } from './registry/index.ts';
 
 /** The PostgREST version whose features the engine offers: spreads of to-many relations, `max-affected`. */
 export const POSTGREST_VERSION = '13';
@@ -33,7 +22,7 @@ const key = (name: string) => (IDENTIFIER.test(name) ? name : JSON.stringify(nam
 const literal = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 function fieldType(field: Field): string {
-  const base = field.enum ? field.enum.map(literal).join(' | ') : KIND_TYPE[field.kind];
+  const base = field.enum ? field.enum.map(literal).join(' | ') : KINDS[field.kind].typescript;
   return field.nullable ? `${base} | null` : base;
 }
 
@@ -68,9 +57,9 @@ function insertType(resource: Resource, depth: number): string {
 
 function updateType(resource: Resource, depth: number): string {
   if (!resource.verbs.has('PATCH')) return 'never';
-  // `id` cannot be changed; a PATCH naming it is refused.
+  // A key cannot be changed; a PATCH naming one of its fields is refused.
   return objectType(
-    resource.fields.filter((f) => f.name !== 'id').map((f) => `${key(f.name)}?: ${fieldType(f)};`),
+    resource.fields.filter((f) => !resource.key.includes(f)).map((f) => `${key(f.name)}?: ${fieldType(f)};`),
     depth,
   );
 }
@@ -82,19 +71,17 @@ function updateType(resource: Resource, depth: number): string {
  */
 function relationshipsType(resource: Resource, depth: number): string {
   if (!resource.verbs.has('GET')) return '[]';
-  const forward = resource.relations.filter(
-    (r) => r.junction === null && r.cardinality === 'one' && r.referencing === r.parentField && r.targetField === 'id',
-  );
+  const forward = resource.relations.filter((r) => r.via === 'parent');
   if (forward.length === 0) return '[]';
   const entries = forward.map((relation) => {
     const unique = resource.references.find((r) => r.name === relation.foreignKey)?.unique ?? false;
     return objectType(
       [
         `foreignKeyName: ${literal(relation.foreignKey)};`,
-        `columns: [${literal(relation.parentField)}];`,
+        `columns: [${relation.parentFields.map(literal).join(', ')}];`,
         `isOneToOne: ${unique};`,
         `referencedRelation: ${literal(relation.target.name)};`,
-        `referencedColumns: [${literal(relation.targetField)}];`,
+        `referencedColumns: [${relation.targetFields.map(literal).join(', ')}];`,
       ],
       depth + 1,
     );

@@ -4,9 +4,7 @@
  * while reading, never buffered whole.
  */
 import { createHash } from 'node:crypto';
-import { Params } from '../engine/compile/sql.ts';
-import type { Database, Queryable } from '../engine/db/port.ts';
-import { ApiError } from '../engine/errors.ts';
+import { ApiError, type Database, type Queryable } from '../engine/index.ts';
 
 export const FILE_TYPES = ['text/csv', 'application/json', 'application/x-ndjson'] as const;
 export type FileType = (typeof FILE_TYPES)[number];
@@ -47,27 +45,23 @@ export async function storeFile(
   body: ReadableStream<Uint8Array> | null,
   maxBytes: number,
 ): Promise<StoredFile> {
-  const params = new Params();
-  const org = params.add(organisationId, 'uuid');
   const [file] = await db.query<{ id: string }>(
-    `INSERT INTO "file" ("organisation_id", "content_type") VALUES (${org}, ${params.add(type, 'text')})` +
-      ' RETURNING "id"::text AS id',
-    params.values,
+    'INSERT INTO "file" ("organisation_id", "content_type") VALUES ($1::text::uuid, $2::text) RETURNING "id"::text AS id',
+    [organisationId, type],
   );
   const id = file!.id;
-  const where = (p: Params) => `"organisation_id" = ${p.add(organisationId, 'uuid')} AND "id" = ${p.add(id, 'uuid')}`;
+  /** The file's row: $1 and $2 are its organisation and id. */
+  const where = '"organisation_id" = $1::text::uuid AND "id" = $2::text::uuid';
   const hash = createHash('sha256');
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let size = 0;
   let seq = 0;
   let pending = '';
   const flush = async (text: string) => {
-    const p = new Params();
     await db.query(
       'INSERT INTO "file_chunk" ("organisation_id", "file_id", "seq", "data")' +
-        ` VALUES (${p.add(organisationId, 'uuid')}, ${p.add(id, 'uuid')},` +
-        ` ${p.add(String(seq++), 'int4')}, ${p.add(text, 'text')})`,
-      p.values,
+        ' VALUES ($1::text::uuid, $2::text::uuid, $3::text::int4, $4::text)',
+      [organisationId, id, String(seq++), text],
     );
   };
   const decode = (bytes?: Uint8Array) => {
@@ -98,17 +92,16 @@ export async function storeFile(
     if (size === 0) throw new ApiError('VALIDATION_FAILED', 'the file is empty');
     if (pending) await flush(pending);
     const sha256 = hash.digest('hex');
-    const p = new Params();
-    await db.query(
-      `UPDATE "file" SET "size" = ${p.add(String(size), 'int8')}, "sha256" = ${p.add(sha256, 'text')}` +
-        ` WHERE ${where(p)}`,
-      p.values,
-    );
+    await db.query(`UPDATE "file" SET "size" = $3::text::int8, "sha256" = $4::text WHERE ${where}`, [
+      organisationId,
+      id,
+      String(size),
+      sha256,
+    ]);
     return { id, size, content_type: type, sha256 };
   } catch (error) {
     await reader?.cancel().catch(() => {});
-    const p = new Params();
-    await db.query(`DELETE FROM "file" WHERE ${where(p)}`, p.values).catch(() => {});
+    await db.query(`DELETE FROM "file" WHERE ${where}`, [organisationId, id]).catch(() => {});
     throw error;
   }
 }
@@ -116,11 +109,10 @@ export async function storeFile(
 /** The file's text, piece by piece, in order. */
 export async function* readFile(q: Queryable, organisationId: string, fileId: string): AsyncGenerator<string> {
   for (let seq = 0; ; seq++) {
-    const p = new Params();
     const [piece] = await q.query<{ data: string }>(
-      `SELECT "data" FROM "file_chunk" WHERE "organisation_id" = ${p.add(organisationId, 'uuid')}` +
-        ` AND "file_id" = ${p.add(fileId, 'uuid')} AND "seq" = ${p.add(String(seq), 'int4')}`,
-      p.values,
+      'SELECT "data" FROM "file_chunk" WHERE "organisation_id" = $1::text::uuid AND "file_id" = $2::text::uuid' +
+        ' AND "seq" = $3::text::int4',
+      [organisationId, fileId, String(seq)],
     );
     if (!piece) return;
     yield piece.data;

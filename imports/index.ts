@@ -1,26 +1,32 @@
 /**
  * Imports (the README's "The versioned API"): batch imports, import files and the jobs that import
- * them, for the registry's resources that offer imports. A module beside the engine: it reads the
- * registry and writes through the database port, and this facade is all its callers see.
+ * them, for the registry's resources that offer imports. A module beside the engine: it keeps files
+ * and jobs in its own tables, writes items through the engine's importers, and this facade is all
+ * its callers see.
  * @example
- * const imports = createImports({ db, registry });
+ * const imports = createImports({ db, engine });
  * const worker = imports.startWorker(); // in every server process
  * const result = await imports.batch('contacts', organisationId, '{"items": [...]}', 'application/json');
  */
-import type { Database } from '../engine/db/port.ts';
-import { UUID } from '../engine/formats.ts';
-import { ApiError, parseJsonBody, type Registry } from '../engine/index.ts';
-import { type BatchResult, type ImportTarget, importItems, importTargets } from './batch.ts';
+import {
+  ApiError,
+  type BatchResult,
+  type Database,
+  type Engine,
+  type Importer,
+  parseJsonBody,
+  UUID,
+} from '../engine/index.ts';
 import { fileType, type StoredFile, storeFile } from './files.ts';
 import { createJob, getJob, type ImportWorker, type JobView, jobView, startImportWorker } from './jobs.ts';
 
-export type { BatchResult } from './batch.ts';
+export type { BatchResult } from '../engine/index.ts';
 export type { StoredFile } from './files.ts';
 export type { ImportWorker, JobView } from './jobs.ts';
 
 export interface ImportsOptions {
   readonly db: Database;
-  readonly registry: Registry;
+  readonly engine: Engine;
 }
 
 export interface Imports {
@@ -64,16 +70,16 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function createImports(options: ImportsOptions): Imports {
-  const { db } = options;
-  const targets = importTargets(options.registry);
+  const { db, engine } = options;
+  const collections = engine.registry.resources.flatMap((r) => (r.imports && r.collection ? [r.collection] : []));
   const workers = new Set<ImportWorker>();
 
-  function target(collection: string): ImportTarget {
-    const found = targets.get(collection);
+  function target(collection: string): Importer {
+    const found = engine.importer(collection);
     if (!found) {
       throw new ApiError(
         'NOT_FOUND',
-        `there is no import of "${collection}"; imports exist for ${[...targets.keys()].join(', ')}`,
+        `there is no import of "${collection}"; imports exist for ${collections.join(', ')}`,
       );
     }
     return found;
@@ -96,7 +102,7 @@ export function createImports(options: ImportsOptions): Imports {
         );
       }
       const items = body.items;
-      return db.transaction((tx) => importItems(tx, into, organisationId, items), organisationId);
+      return db.transaction((tx) => into.write(tx, organisationId, items), organisationId);
     },
 
     storeFile: (organisationId, contentType, body, maxBytes) =>
@@ -111,7 +117,7 @@ export function createImports(options: ImportsOptions): Imports {
           context: [{ field: 'file_id', message: 'must be a uuid' }],
         });
       }
-      const job = await createJob(db, organisationId, into.name, fileId);
+      const job = await createJob(db, organisationId, into.collection, fileId);
       if (!job) throw notFound('file');
       for (const worker of workers) worker.wake();
       return jobView(job);
@@ -141,7 +147,7 @@ export function createImports(options: ImportsOptions): Imports {
     },
 
     startWorker(workerOptions = {}) {
-      const worker = startImportWorker({ db, targets, ...workerOptions });
+      const worker = startImportWorker({ db, engine, ...workerOptions });
       workers.add(worker);
       return {
         wake: () => worker.wake(),

@@ -7,13 +7,14 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parse } from 'csv-parse';
-import { Params } from '../engine/compile/sql.ts';
-import { CUSTOM_FIELD_TYPES } from '../engine/custom-fields.ts';
-import { mapDatabaseError } from '../engine/db/errors.ts';
-import type { Database, Queryable } from '../engine/db/port.ts';
-import { parseJson } from '../engine/parse/body.ts';
-import type { FieldKind } from '../engine/registry.ts';
-import { type BatchResult, type ImportTarget, importItems, loadCustomFields } from './batch.ts';
+import {
+  type BatchResult,
+  type Database,
+  type Engine,
+  type Importer,
+  parseJson,
+  type Queryable,
+} from '../engine/index.ts';
 import { type FileType, readFile } from './files.ts';
 
 export const JOB_BATCH = 1000;
@@ -72,24 +73,20 @@ export async function createJob(
   resource: string,
   fileId: string,
 ): Promise<Job | null> {
-  const p = new Params();
-  const org = p.add(organisationId, 'uuid');
   const [job] = await q.query<Job & Record<string, unknown>>(
     'INSERT INTO "import_job" AS j ("organisation_id", "resource", "file_id")' +
-      ` SELECT ${org}, ${p.add(resource, 'text')}, f."id" FROM "file" f` +
-      ` WHERE f."organisation_id" = ${org} AND f."id" = ${p.add(fileId, 'uuid')} AND f."sha256" IS NOT NULL` +
+      ' SELECT $1::text::uuid, $2::text, f."id" FROM "file" f' +
+      ' WHERE f."organisation_id" = $1::text::uuid AND f."id" = $3::text::uuid AND f."sha256" IS NOT NULL' +
       ` RETURNING ${JOB_COLUMNS}`,
-    p.values,
+    [organisationId, resource, fileId],
   );
   return job ?? null;
 }
 
 export async function getJob(q: Queryable, organisationId: string, id: string): Promise<Job | null> {
-  const p = new Params();
   const [job] = await q.query<Job & Record<string, unknown>>(
-    `SELECT ${JOB_COLUMNS} FROM "import_job" j` +
-      ` WHERE j."organisation_id" = ${p.add(organisationId, 'uuid')} AND j."id" = ${p.add(id, 'uuid')}`,
-    p.values,
+    `SELECT ${JOB_COLUMNS} FROM "import_job" j WHERE j."organisation_id" = $1::text::uuid AND j."id" = $2::text::uuid`,
+    [organisationId, id],
   );
   return job ?? null;
 }
@@ -110,53 +107,18 @@ async function claim(db: Database): Promise<(Job & { content_type: FileType }) |
   return job ?? null;
 }
 
-/** CSV cells are text: each becomes the JSON value its field (or custom field) takes; empty cells are left out. */
-function fromCsv(
-  record: Record<string, string>,
-  kinds: (key: string) => FieldKind | undefined,
-): Record<string, unknown> {
-  const item: Record<string, unknown> = {};
-  for (const [key, cell] of Object.entries(record)) {
-    if (cell !== '') item[key] = convertCell(kinds(key), cell);
-  }
-  return item;
-}
-
-function convertCell(kind: FieldKind | undefined, cell: string): unknown {
-  switch (kind) {
-    case 'integer':
-    case 'numeric':
-      return cell.trim() !== '' && Number.isFinite(Number(cell)) ? Number(cell) : cell;
-    case 'boolean':
-      return cell === 'true' ? true : cell === 'false' ? false : cell;
-    case 'text[]':
-    case 'jsonb':
-      try {
-        return parseJson(cell);
-      } catch {
-        return cell;
-      }
-    default:
-      return cell;
-  }
-}
-
 class FileFormatError extends Error {}
 
 /** The file's items, in order: CSV records (header row first), a JSON array, or NDJSON lines. */
-async function* items(q: Queryable, job: Job, type: FileType, target: ImportTarget): AsyncGenerator<unknown> {
+async function* items(q: Queryable, job: Job, type: FileType, importer: Importer): AsyncGenerator<unknown> {
   const text = readFile(q, job.organisation_id, job.file_id);
   if (type === 'text/csv') {
-    const custom = await loadCustomFields(q, target, job.organisation_id);
-    const kinds = (key: string): FieldKind | undefined => {
-      const type = custom.get(key)?.type;
-      return target.resource.field(key)?.kind ?? (type && CUSTOM_FIELD_TYPES[type].kind);
-    };
+    const fromCsv = await importer.csv(q, job.organisation_id);
     const parser = parse({ columns: true, bom: true, skip_empty_lines: true, relax_column_count: false });
     // pipeline ends the parser when the text ends and destroys it (failing the loop) on an error.
     const feeding = pipeline(Readable.from(text), parser);
     feeding.catch(() => {});
-    for await (const record of parser) yield fromCsv(record as Record<string, string>, kinds);
+    for await (const record of parser) yield fromCsv(record as Record<string, string>);
     await feeding;
     return;
   }
@@ -186,55 +148,56 @@ class TakenOver extends Error {}
 async function commitBatch(
   db: Database,
   job: Job,
-  target: ImportTarget,
+  importer: Importer,
   batch: unknown[],
   offset: number,
   errorsKept: number,
 ): Promise<BatchResult> {
   return db.transaction(async (tx) => {
     // The job row is locked for the batch; its progress must still be where this process left it.
-    const lock = new Params();
     const [row] = await tx.query<{ processed: number }>(
-      `SELECT "processed" FROM "import_job" WHERE "organisation_id" = ${lock.add(job.organisation_id, 'uuid')}` +
-        ` AND "id" = ${lock.add(job.id, 'uuid')} FOR UPDATE`,
-      lock.values,
+      'SELECT "processed" FROM "import_job" WHERE "organisation_id" = $1::text::uuid AND "id" = $2::text::uuid' +
+        ' FOR UPDATE',
+      [job.organisation_id, job.id],
     );
     if (row?.processed !== offset) throw new TakenOver();
-    const result = await importItems(tx, target, job.organisation_id, batch, offset);
+    const result = await importer.write(tx, job.organisation_id, batch, offset);
     const errors = result.results.filter((r) => r.status === 'failed').slice(0, Math.max(0, JOB_ERRORS - errorsKept));
-    const p = new Params();
     await tx.query(
-      `UPDATE "import_job" SET "processed" = "processed" + ${p.add(String(batch.length), 'int4')},` +
-        ` "created" = "created" + ${p.add(String(result.created), 'int4')},` +
-        ` "updated" = "updated" + ${p.add(String(result.updated), 'int4')},` +
-        ` "failed" = "failed" + ${p.add(String(result.failed), 'int4')},` +
-        ` "errors" = "errors" || ${p.add(JSON.stringify(errors), 'jsonb')}, "locked_at" = now(), "updated_at" = now()` +
-        ` WHERE "organisation_id" = ${p.add(job.organisation_id, 'uuid')} AND "id" = ${p.add(job.id, 'uuid')}`,
-      p.values,
+      'UPDATE "import_job" SET "processed" = "processed" + $3::text::int4, "created" = "created" + $4::text::int4,' +
+        ' "updated" = "updated" + $5::text::int4, "failed" = "failed" + $6::text::int4,' +
+        ' "errors" = "errors" || $7::text::jsonb, "locked_at" = now(), "updated_at" = now()' +
+        ' WHERE "organisation_id" = $1::text::uuid AND "id" = $2::text::uuid',
+      [
+        job.organisation_id,
+        job.id,
+        String(batch.length),
+        String(result.created),
+        String(result.updated),
+        String(result.failed),
+        JSON.stringify(errors),
+      ],
     );
     return result;
   });
 }
 
 async function finish(db: Database, job: Job, error: string | null) {
-  const p = new Params();
   await db.query(
-    `UPDATE "import_job" SET "status" = ${p.add(error ? 'failed' : 'succeeded', 'text')},` +
-      ` "error" = ${p.add(error, 'text')}, "finished_at" = now(), "updated_at" = now()` +
-      ` WHERE "organisation_id" = ${p.add(job.organisation_id, 'uuid')} AND "id" = ${p.add(job.id, 'uuid')}`,
-    p.values,
+    'UPDATE "import_job" SET "status" = $3::text, "error" = $4::text, "finished_at" = now(), "updated_at" = now()' +
+      ' WHERE "organisation_id" = $1::text::uuid AND "id" = $2::text::uuid',
+    [job.organisation_id, job.id, error ? 'failed' : 'succeeded', error],
   );
 }
 
 /** Puts a job this process stops on back in the queue, for any process to resume at once. */
 async function release(db: Database, job: Job, processed: number) {
-  const p = new Params();
   // Only while the progress is this process's own: one that took the job over keeps it.
   await db.query(
     `UPDATE "import_job" SET "status" = 'queued', "updated_at" = now()` +
-      ` WHERE "organisation_id" = ${p.add(job.organisation_id, 'uuid')} AND "id" = ${p.add(job.id, 'uuid')}` +
-      ` AND "status" = 'running' AND "processed" = ${p.add(String(processed), 'int4')}`,
-    p.values,
+      ' WHERE "organisation_id" = $1::text::uuid AND "id" = $2::text::uuid' +
+      ` AND "status" = 'running' AND "processed" = $3::text::int4`,
+    [job.organisation_id, job.id, String(processed)],
   );
 }
 
@@ -242,12 +205,18 @@ async function release(db: Database, job: Job, processed: number) {
  * Runs one claimed job to its end, resuming after the items already processed. Once `stopping()`,
  * it commits the items in hand and puts the job back in the queue.
  */
-async function run(db: Database, job: Job & { content_type: FileType }, target: ImportTarget, stopping: () => boolean) {
+async function run(
+  db: Database,
+  engine: Engine,
+  job: Job & { content_type: FileType },
+  importer: Importer,
+  stopping: () => boolean,
+) {
   let index = 0;
   let errorsKept = (JSON.parse(job.errors) as unknown[]).length;
   let batch: unknown[] = [];
   const flush = async () => {
-    const result = await commitBatch(db, job, target, batch, index - batch.length, errorsKept);
+    const result = await commitBatch(db, job, importer, batch, index - batch.length, errorsKept);
     errorsKept += result.failed;
     batch = [];
     // A turn of the event loop between batches: on PGlite the job otherwise runs in promise
@@ -255,7 +224,7 @@ async function run(db: Database, job: Job & { content_type: FileType }, target: 
     await new Promise((resolve) => setImmediate(resolve));
   };
   try {
-    for await (const item of items(db, job, job.content_type, target)) {
+    for await (const item of items(db, job, job.content_type, importer)) {
       if (stopping()) {
         if (batch.length > 0) await flush();
         await release(db, job, Math.max(index, job.processed));
@@ -279,7 +248,7 @@ async function run(db: Database, job: Job & { content_type: FileType }, target: 
     if (unreadable)
       return finish(db, job, `the file could not be read at item ${index + 1}: ${(error as Error).message}`);
     // A database error that retrying cannot cure (a value it refuses) fails the job too.
-    const mapped = mapDatabaseError(error);
+    const mapped = engine.asApiError(error);
     if (mapped.status < 500)
       return finish(db, job, `items ${index - batch.length + 1} to ${index} could not be written: ${mapped.message}`);
     throw error;
@@ -296,11 +265,11 @@ export interface ImportWorker {
 /** Polls for jobs and runs them one at a time; every server process runs one. */
 export function startImportWorker(options: {
   db: Database;
-  targets: ReadonlyMap<string, ImportTarget>;
+  engine: Engine;
   pollMs?: number;
   onError?: (error: unknown) => void;
 }): ImportWorker {
-  const { db, targets } = options;
+  const { db, engine } = options;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   /** The claim-and-run loop in progress, if any: stop() waits for this one, whichever call started it. */
@@ -310,8 +279,8 @@ export function startImportWorker(options: {
     try {
       // A job claimed just as the worker stops goes back to the queue from its first item.
       for (let job = await claim(db); job; job = stopped ? null : await claim(db)) {
-        const target = targets.get(job.resource);
-        if (target) await run(db, job, target, () => stopped);
+        const importer = engine.importer(job.resource);
+        if (importer) await run(db, engine, job, importer, () => stopped);
         else await finish(db, job, `unknown import ${job.resource}`);
       }
     } catch (error) {

@@ -7,8 +7,16 @@
  * means adding a table to `tables.ts`, an entry here, and generating a migration
  * (`npm run generate`); the README's "Adding a resource" says more.
  */
-import { defineResource, type ResourceDefinition } from '../engine/registry.ts';
+import {
+  createRegistry,
+  defineResource,
+  type RegistryOptions,
+  type ResourceDefinition,
+} from '../engine/registry/index.ts';
 import * as t from './tables.ts';
+
+/** Every tenant table has `organisation_id` (docs/contract.md section 9); the built-in tokens name one. */
+export const registryOptions = { tenant: 'organisation_id' } as const satisfies RegistryOptions;
 
 export const resources: readonly ResourceDefinition[] = [
   defineResource({
@@ -45,7 +53,6 @@ export const resources: readonly ResourceDefinition[] = [
     table: t.appointment_custom_field,
     description: 'Values of custom fields on appointments.',
     verbs: ['GET'],
-    serverManaged: ['created_at', 'updated_at', 'organisation_id'],
   }),
   defineResource({
     name: 'calendar',
@@ -117,3 +124,6 @@ export const resources: readonly ResourceDefinition[] = [
     verbs: ['GET', 'DELETE'],
   }),
 ];
+
+/** The registry of the customer-engagement API. */
+export const registry = createRegistry(resources, registryOptions);

@@ -25,7 +25,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { CUSTOM_FIELD_TYPE_NAMES } from '../engine/custom-fields.ts';
-import type { CustomFieldsDefinition } from '../engine/registry.ts';
+import type { CustomFieldsDefinition } from '../engine/registry/index.ts';
 
 const timestamptz = () => timestamp({ withTimezone: true, mode: 'string' });
 
@@ -53,23 +53,6 @@ export const organisation = pgTable('organisation', {
   created_at: timestamptz().notNull().defaultNow(),
   updated_at: timestamptz().notNull().defaultNow(),
 });
-
-export const api_token = pgTable(
-  'api_token',
-  {
-    id: uuid().primaryKey().defaultRandom(),
-    organisation_id: uuid()
-      .notNull()
-      .references(() => organisation.id, { onDelete: 'cascade' }),
-    name: text(),
-    /** SHA-256 of the token, hex. The token itself is shown once and never stored. */
-    token_hash: text().notNull().unique(),
-    created_at: timestamptz().notNull().defaultNow(),
-    expires_at: timestamptz(),
-    revoked_at: timestamptz(),
-  },
-  (t) => [index('api_token_organisation_idx').on(t.organisation_id)],
-);
 
 /** The fields every resource carries, in the spec's order. */
 const common = () => ({

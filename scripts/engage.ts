@@ -5,7 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { createRegistry } from '../engine/index.ts';
 import { buildOpenApi } from '../engine/openapi.ts';
-import { resources } from '../schema/registry.ts';
+import { registry as appRegistry, resources } from '../schema/registry.ts';
 import { poolerHint } from '../server/database.ts';
 import { importCommand } from './import.ts';
 import { migrateCommand } from './migrate.ts';
@@ -32,7 +32,7 @@ program
   .description('print the OpenAPI 3.1 document of /api/v1 (JSON) on stdout')
   .option('--server-url <url>', 'the server URL the document names', 'http://127.0.0.1:3000/api/v1')
   .action(({ serverUrl }: { serverUrl: string }) => {
-    console.log(JSON.stringify(buildOpenApi(createRegistry(resources), { serverUrl }), null, 2));
+    console.log(JSON.stringify(buildOpenApi(appRegistry, { serverUrl }), null, 2));
   });
 
 // Every subcommand created above inherits exitOverride; the added ones need it too.

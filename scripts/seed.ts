@@ -10,6 +10,7 @@ import type { Queryable } from '../engine/index.ts';
 import { UUID } from '../engine/index.ts';
 import { withDatabase } from '../server/cli.ts';
 import { seedDemo } from '../server/demo.ts';
+import { engageEngine } from '../server/engine.ts';
 import { progress } from './progress.ts';
 
 const BATCH = 5000;
@@ -82,7 +83,7 @@ export const seedCommand = () =>
     .option('--organisation <uuid>', 'the organisation to add them to (default: the demo organisation)', uuid)
     .action(async (options: { contacts?: number; organisation?: string }) => {
       await withDatabase(async (db) => {
-        const demo = await seedDemo(db);
+        const demo = await seedDemo(db, engageEngine(db));
         if (options.contacts === undefined) {
           if (!demo) {
             console.error('The database already has organisations; the demo is only created on an empty one.');

@@ -6,18 +6,15 @@
  * On the embedded database a running server holds, the commands go through its admin channel.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { UUID } from '../engine/index.ts';
+import { type TokenInfo, UUID } from '../engine/index.ts';
 import { adminTokens } from '../server/admin-socket.ts';
-import { createToken, listTokens, revokeToken, type TokenInfo } from '../server/auth/tokens.ts';
 import { withDatabase } from '../server/cli.ts';
 import { loadConfig } from '../server/config.ts';
 import { embeddedHolder } from '../server/embedded-lock.ts';
+import { createOrganisationToken, engageEngine, type OrganisationTokenOptions } from '../server/engine.ts';
 
 interface TokenStore {
-  create(input: { organisationId: string; name?: string | undefined; expiresInDays?: number | undefined }): Promise<{
-    id: string;
-    token: string;
-  }>;
+  create(input: OrganisationTokenOptions): Promise<{ id: string; token: string }>;
   list(organisationId: string): Promise<TokenInfo[]>;
   revoke(tokenId: string): Promise<boolean>;
 }
@@ -34,13 +31,14 @@ async function withTokens(run: (store: TokenStore) => Promise<void>): Promise<vo
     }
     return;
   }
-  await withDatabase((db) =>
-    run({
-      create: (input) => createToken(db, input),
-      list: (organisationId) => listTokens(db, organisationId),
-      revoke: (tokenId) => revokeToken(db, tokenId),
-    }),
-  );
+  await withDatabase((db) => {
+    const engine = engageEngine(db);
+    return run({
+      create: (input) => createOrganisationToken(engine, db, input),
+      list: (organisationId) => engine.tokens!.list(organisationId),
+      revoke: (tokenId) => engine.tokens!.revoke(tokenId),
+    });
+  });
 }
 
 const uuid = (what: string) => (value: string) => {

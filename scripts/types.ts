@@ -4,9 +4,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createRegistry } from '../engine/registry.ts';
+import { createRegistry } from '../engine/registry/index.ts';
 import { typescriptTypes } from '../engine/typescript-types.ts';
-import { resources } from '../schema/registry.ts';
+import { registry as appRegistry, resources } from '../schema/registry.ts';
 
 const USAGE = `usage: npm run types [-- --out FILE]
 
@@ -25,7 +25,7 @@ const { values } = (() => {
 if (values.help) {
   console.log(USAGE);
 } else {
-  const text = typescriptTypes(createRegistry(resources));
+  const text = typescriptTypes(appRegistry);
   if (values.out) {
     writeFileSync(values.out, text);
     console.error(`Wrote ${values.out}.`);

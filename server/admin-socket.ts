@@ -7,8 +7,8 @@
 import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
-import type { Queryable } from '../engine/index.ts';
-import { createToken, listTokens, revokeToken, type TokenInfo } from './auth/tokens.ts';
+import type { Database, Engine, TokenInfo } from '../engine/index.ts';
+import { createOrganisationToken, engageEngine, type OrganisationTokenOptions } from './engine.ts';
 
 export const adminSocket = (dir: string) => join(dir, 'admin', 'engage.sock');
 
@@ -16,21 +16,23 @@ const MAX_BODY = 64 * 1024;
 
 type Reply = { status: number; body: unknown };
 
-async function handle(db: Queryable, method: string, url: URL, body: string): Promise<Reply> {
+async function handle(engine: Engine, db: Database, method: string, url: URL, body: string): Promise<Reply> {
   const path = url.pathname;
+  const tokens = engine.tokens!;
   if (method === 'POST' && path === '/tokens') {
-    const input = JSON.parse(body || '{}') as { organisationId: string; name?: string; expiresInDays?: number };
-    return { status: 201, body: await createToken(db, input) };
+    const input = JSON.parse(body || '{}') as OrganisationTokenOptions;
+    return { status: 201, body: await createOrganisationToken(engine, db, input) };
   }
   if (method === 'GET' && path === '/tokens')
-    return { status: 200, body: await listTokens(db, url.searchParams.get('organisation') ?? '') };
+    return { status: 200, body: await tokens.list(url.searchParams.get('organisation') ?? undefined) };
   const revoke = /^\/tokens\/([^/]+)\/revoke$/.exec(path);
-  if (method === 'POST' && revoke) return { status: 200, body: { revoked: await revokeToken(db, revoke[1]!) } };
+  if (method === 'POST' && revoke) return { status: 200, body: { revoked: await tokens.revoke(revoke[1]!) } };
   return { status: 404, body: { error: `no ${method} ${path}` } };
 }
 
 /** Serves the channel until the returned function is called. `dir` must be held (holdEmbedded). */
-export async function serveAdmin(dir: string, db: Queryable): Promise<() => Promise<void>> {
+export async function serveAdmin(dir: string, db: Database): Promise<() => Promise<void>> {
+  const engine = engageEngine(db);
   const socketDir = join(dir, 'admin');
   mkdirSync(socketDir, { recursive: true, mode: 0o700 });
   chmodSync(socketDir, 0o700);
@@ -45,7 +47,7 @@ export async function serveAdmin(dir: string, db: Queryable): Promise<() => Prom
       if (body.length > MAX_BODY) req.destroy();
     });
     req.on('end', () => {
-      handle(db, req.method ?? 'GET', new URL(req.url ?? '/', 'http://admin'), body).then(
+      handle(engine, db, req.method ?? 'GET', new URL(req.url ?? '/', 'http://admin'), body).then(
         (reply) => send(reply),
         (error: Error) => send({ status: 500, body: { error: error.message } }),
       );
@@ -95,12 +97,15 @@ async function call<T>(dir: string, method: string, path: string, body?: unknown
   });
 }
 
-/** The token operations of server/auth/tokens.ts, run by the server holding `dir`. */
+/** The token operations of the engine (server/engine.ts), run by the server holding `dir`. */
 export const adminTokens = (dir: string) => ({
-  create: (input: { organisationId: string; name?: string | undefined; expiresInDays?: number | undefined }) =>
-    call<{ id: string; token: string }>(dir, 'POST', '/tokens', input),
-  list: (organisationId: string) =>
-    call<TokenInfo[]>(dir, 'GET', `/tokens?organisation=${encodeURIComponent(organisationId)}`),
+  create: (input: OrganisationTokenOptions) => call<{ id: string; token: string }>(dir, 'POST', '/tokens', input),
+  list: (organisationId?: string) =>
+    call<TokenInfo[]>(
+      dir,
+      'GET',
+      `/tokens${organisationId === undefined ? '' : `?organisation=${encodeURIComponent(organisationId)}`}`,
+    ),
   revoke: async (tokenId: string) =>
     (await call<{ revoked: boolean }>(dir, 'POST', `/tokens/${encodeURIComponent(tokenId)}/revoke`)).revoked,
 });

@@ -1,21 +1,22 @@
 /**
- * The Hono adapter: routes, request id, version header, bearer auth, body limits and error
- * rendering around the engine. `createApp(...).fetch` serves any fetch-style host, and the app can
- * be mounted inside another Hono app with `host.route('/prefix', createApp(...))`.
+ * The server's Hono app: the engine's adapter (`@engage/engine/hono`) under /api/v1 with our bearer
+ * tokens and version header, the versioned API under /v1, and the server's own routes (health,
+ * readiness, metrics, the docs page), with request ids, the access log and error rendering around
+ * them. `createApp(...).fetch` serves any fetch-style host, and the app can be mounted inside
+ * another Hono app with `host.route('/prefix', createApp(...))`.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { type Context, Hono } from 'hono';
 import { requestId } from 'hono/request-id';
-import { ApiError, asApiError, contentType, type Engine, JSON_MEDIA, STAGES, type Timings } from '../engine/index.ts';
+import { bodyUnread, engageApp, renderError } from '../engine/hono/index.ts';
+import { ApiError, type Engine } from '../engine/index.ts';
 import type { Imports } from '../imports/index.ts';
 import { accessLog } from './access-log.ts';
-import { type AuthVariables, bearerAuth, unauthorized } from './auth/bearer.ts';
-import { BODY_LIMIT, bodyUnread, limitDeclaredBody, readText } from './body-limit.ts';
+import { type AuthVariables, bearerAuth, bearerScope } from './auth/bearer.ts';
 import { docsPage, home } from './docs.ts';
-import { renderError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
-import { checkVersion, versionHeader } from './version.ts';
+import { checkVersion, requireVersion, versionHeader } from './version.ts';
 import { versionedRoutes } from './versioned.ts';
 
 export interface AppOptions {
@@ -39,10 +40,6 @@ export interface AppOptions {
   readonly readiness?: () => Promise<Record<string, unknown>>;
 }
 
-/** `parse;dur=0.1, plan;dur=0.2, ...` (ms), as PostgREST's Server-Timing. */
-const serverTiming = (timings: Timings) =>
-  STAGES.map((stage) => `${stage};dur=${timings[stage].toFixed(1)}`).join(', ');
-
 type Env = { Variables: AuthVariables };
 
 /** How long GET /ready waits for the database before it says 503: a balancer's probe must not hang. */
@@ -61,7 +58,22 @@ export function createApp(options: AppOptions): Hono<Env> {
   const { engine, ping, draining = () => false } = options;
   const log = options.logger ?? createLogger('silent');
   const app = new Hono<Env>();
-  const render = (c: Context, error: ApiError) => renderError(c, error, log);
+  /** Every failure, before it is rendered: its code for the access log, its cause logged if it is a 5xx. */
+  const report = (error: ApiError, c: Context) => {
+    c.set('errorCode', error.code);
+    // A draining process's 503 is expected, not a failure to look into.
+    if (error.status >= 500 && error.code !== 'SHUTTING_DOWN') {
+      const requestId = c.get('requestId') ?? '';
+      log.error(
+        { err: error.cause ?? error, code: error.code, requestId, method: c.req.method, path: c.req.path },
+        error.message,
+      );
+    }
+  };
+  const render = (c: Context, error: ApiError) => {
+    report(error, c);
+    return renderError(c, error);
+  };
 
   app.use(requestId({ headerName: 'Request-Id' }));
   // Outermost but the id: sees every response as sent, errors and 404s included.
@@ -126,52 +138,21 @@ export function createApp(options: AppOptions): Hono<Env> {
   app.get('/', home);
   app.route('/api/v1/docs', docsPage(engine.openapi()));
 
-  const guarded = [versionHeader(), bearerAuth(), checkVersion()] as const;
-  // `/api/v1/*` also matches `/api/v1` itself. Routes under /v1 set their own body limits.
-  app.use('/api/v1/*', ...guarded, limitDeclaredBody(BODY_LIMIT));
-  app.use('/v1/*', ...guarded);
+  // `/api/v1/*` also matches `/api/v1` itself: every response says which version it is.
+  app.use('/api/v1/*', versionHeader());
+  app.route(
+    '/api/v1',
+    engageApp({
+      engine,
+      scope: bearerScope,
+      check: checkVersion,
+      onError: report,
+      serverTiming: options.serverTiming,
+    }),
+  );
+  // Routes under /v1 set their own body limits.
+  app.use('/v1/*', versionHeader(), bearerAuth(), requireVersion());
   app.route('/v1', versionedRoutes({ engine, imports: options.imports, fileLimit: options.fileLimit }));
-
-  const openapi = JSON.stringify(engine.openapi());
-  for (const path of ['/api/v1', '/api/v1/']) {
-    app.get(path, async (c) => {
-      if ((await engine.authorize(c.get('scope'))) === null) throw unauthorized();
-      // PostgREST's media type when asked for it; plain JSON, as the spec says bodies are, otherwise.
-      const media = c.req.header('accept')?.includes('application/openapi+json')
-        ? 'application/openapi+json'
-        : JSON_MEDIA;
-      return c.body(openapi, 200, { 'Content-Type': contentType(media) });
-    });
-  }
-
-  app.all('/api/v1/:resource', async (c) => {
-    const url = c.req.url;
-    const q = url.indexOf('?');
-    const body = c.req.method === 'POST' || c.req.method === 'PATCH' ? await readText(c, BODY_LIMIT) : null;
-    let response: Awaited<ReturnType<Engine['handle']>>;
-    try {
-      response = await engine.handle(
-        {
-          method: c.req.method,
-          resource: c.req.param('resource'),
-          query: q < 0 ? '' : url.slice(q + 1),
-          header: (name) => c.req.header(name),
-          body,
-        },
-        c.get('scope'),
-        options.serverTiming ? { timings: true } : undefined,
-      );
-    } catch (error) {
-      // The engine's errors already put a bad token first.
-      return render(c, asApiError(error));
-    }
-    const status = response.status as 200;
-    if (response.timings) c.header('Server-Timing', serverTiming(response.timings));
-    if (response.body === null) return c.body(null, status, response.headers);
-    // Known length: the access log reads it rather than counting the body as it streams.
-    c.header('Content-Length', String(Buffer.byteLength(response.body)));
-    return c.body(response.body, status, response.headers);
-  });
 
   app.notFound((c) => failure(c, new ApiError('NOT_FOUND', `nothing is served at ${c.req.method} ${c.req.path}`)));
   app.onError((error, c) => failure(c, error));
@@ -179,7 +160,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   /** A failure outside the engine (an unknown path, a body over its limit): a bad token still comes first. */
   async function failure(c: Context<Env>, error: unknown): Promise<Response> {
     const scope = c.get('scope');
-    return render(c, scope ? await engine.tokenFirst(scope, error) : asApiError(error));
+    return render(c, scope ? await engine.tokenFirst(scope, error) : engine.asApiError(error));
   }
 
   return app;

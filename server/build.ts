@@ -2,11 +2,12 @@
  * The whole API over one database: the registry, the engine, imports and the Hono app. `npm start`
  * (server/main.ts) and the tests build it here, so they serve exactly the same thing.
  */
-import { createEngine, createRegistry, type Database, type Engine, type ResourceDefinition } from '../engine/index.ts';
+import { createRegistry, type Database, type Engine, type ResourceDefinition } from '../engine/index.ts';
 import { createImports, type Imports, type ImportWorker } from '../imports/index.ts';
-import { resources } from '../schema/registry.ts';
+import { registry, registryOptions } from '../schema/registry.ts';
 import { createApp } from './app.ts';
 import type { MigrationState, OpenDatabase } from './database.ts';
+import { engageEngine } from './engine.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 
@@ -52,17 +53,15 @@ export interface Api {
  */
 export function buildApi(options: ApiOptions): Api {
   const { db, logger } = options;
-  const registry = createRegistry(options.resources ?? resources);
   const metrics = options.metrics ? createMetrics() : null;
-  const engine = createEngine({
-    registry,
-    db,
+  const engine = engageEngine(db, {
+    registry: options.resources ? createRegistry(options.resources, registryOptions) : registry,
     maxRows: options.maxRows,
     openapi: options.serverUrl ? { serverUrl: options.serverUrl } : undefined,
     planEnabled: options.planEnabled,
     observer: metrics?.observer,
   });
-  const imports = createImports({ db, registry });
+  const imports = createImports({ db, engine });
   metrics?.watch({ db, imports });
   /** Once every migration is applied, it stays so: GET /ready no longer asks the (maybe busy) pool. */
   const migrations: { upToDate?: MigrationState } = {};

@@ -1,6 +1,7 @@
 /**
- * Opens the configured database (postgres.js or PGlite) and applies the committed drizzle-kit
- * migrations. Migrations run on their own connection: drizzle changes a client's type parsers.
+ * Opens the configured database (postgres.js or PGlite). `migrate()` applies the committed
+ * drizzle-kit migrations of the application's tables, on their own connection (drizzle changes a
+ * client's type parsers), then installs what the engine itself needs (its functions, the token table).
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +14,7 @@ import { openPglite } from '../engine/db/pglite.ts';
 import type { Database } from '../engine/db/port.ts';
 import { connectPostgres } from '../engine/db/postgres.ts';
 import { withReplicas } from '../engine/db/replicas.ts';
+import { engageEngine } from './engine.ts';
 
 export const MIGRATIONS = fileURLToPath(new URL('../drizzle', import.meta.url));
 
@@ -104,12 +106,22 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
     const db = replicas.length
       ? withReplicas(connect(url), replicas.map(connect), { maxLagMs: config.READ_MAX_LAG_MS ?? 1000 })
       : connect(url);
-    return { ...db, migrations: () => migrationState(db), migrate: () => migrateOn(url) };
+    return {
+      ...db,
+      migrations: () => migrationState(db),
+      migrate: async () => {
+        await migrateOn(url);
+        await engageEngine(db).install();
+      },
+    };
   }
   const db = await openPglite(config.PGLITE_DIR, options);
   return {
     ...db,
     migrations: () => migrationState(db),
-    migrate: () => migratePglite(drizzlePglite(db.pg), { migrationsFolder: MIGRATIONS }),
+    migrate: async () => {
+      await migratePglite(drizzlePglite(db.pg), { migrationsFolder: MIGRATIONS });
+      await engageEngine(db).install();
+    },
   };
 }

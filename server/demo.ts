@@ -3,8 +3,7 @@
  * the moment `npm start` finishes. Runs only on an empty database (no organisation yet).
  */
 import { randomUUID } from 'node:crypto';
-import type { Database, Queryable } from '../engine/index.ts';
-import { createToken } from './auth/tokens.ts';
+import type { Database, Engine, Queryable } from '../engine/index.ts';
 
 /**
  * Inserts rows given as objects, converted to column types by PostgreSQL from one JSON parameter,
@@ -30,7 +29,10 @@ export async function insertRows(
   return ids;
 }
 
-export async function seedDemo(db: Database): Promise<{ organisationId: string; token: string } | null> {
+export async function seedDemo(
+  db: Database,
+  engine: Engine,
+): Promise<{ organisationId: string; token: string } | null> {
   const [existing] = await db.query('SELECT 1 FROM organisation LIMIT 1');
   if (existing) return null;
   const org = randomUUID();
@@ -41,7 +43,7 @@ export async function seedDemo(db: Database): Promise<{ organisationId: string; 
   const fields = { room: id(), duration: id(), source: id() };
   const definition = id();
 
-  return db.transaction(async (tx) => {
+  await db.transaction(async (tx) => {
     await tx.query("INSERT INTO organisation (id, name) VALUES ($1::uuid, 'Demo organisation')", [org]);
     await insertRows(tx, 'segment', org, [
       { name: 'Everyone', is_default: true },
@@ -150,7 +152,7 @@ export async function seedDemo(db: Database): Promise<{ organisationId: string; 
         data: { name: 'Rex' },
       },
     ]);
-    const { token } = await createToken(tx, { organisationId: org, name: 'demo' });
-    return { organisationId: org, token };
   });
+  const { token } = await engine.tokens!.create(org, { name: 'demo' });
+  return { organisationId: org, token };
 }

@@ -11,6 +11,7 @@ import { type Config, loadConfig } from './config.ts';
 import { openDatabase, poolerHint } from './database.ts';
 import { seedDemo } from './demo.ts';
 import { holdEmbedded } from './embedded-lock.ts';
+import { engageEngine } from './engine.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { serveMetrics } from './metrics.ts';
 import { startNodeServer } from './node-server.ts';
@@ -40,7 +41,7 @@ async function prepare(db: Awaited<ReturnType<typeof openDatabase>>) {
     console.log(tokenHint());
     return;
   }
-  const demo = await seedDemo(db);
+  const demo = await seedDemo(db, engageEngine(db));
   if (demo) {
     console.log(`Created a demo organisation ${demo.organisationId} with sample data in ${config.PGLITE_DIR}.`);
     console.log(`Its API token (shown once): ${demo.token}`);

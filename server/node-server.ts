@@ -8,8 +8,8 @@ import { type IncomingMessage, maxHeaderSize, type Server, type ServerResponse, 
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { serve } from '@hono/node-server';
+import { errorBody } from '../engine/hono/index.ts';
 import { ApiError, contentType, JSON_MEDIA } from '../engine/index.ts';
-import { errorBody } from './errors.ts';
 import type { Logger } from './logger.ts';
 
 export interface NodeServerOptions {

@@ -4,7 +4,7 @@
  * Two steps, because authentication is decided between them: the response header is set first,
  * so even a 401 carries it, and the value is checked once the caller is known.
  */
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { ApiError, CURRENT_VERSION, SUPPORTED_VERSIONS, VERSION_HEADER } from '../engine/index.ts';
 
 const requested = (header: string | undefined): string => (header === undefined ? CURRENT_VERSION : header.trim());
@@ -20,14 +20,19 @@ export function versionHeader(): MiddlewareHandler {
 }
 
 /** Refuses an unsupported version with 400 INVALID_VERSION_HEADER. */
-export function checkVersion(): MiddlewareHandler {
-  return async function checkVersion(c, next) {
-    const asked = c.req.header(VERSION_HEADER);
-    if (!supported(requested(asked))) {
-      throw new ApiError('INVALID_VERSION_HEADER', `"${asked}" is not a supported ${VERSION_HEADER}`, {
-        hint: `Supported values: ${SUPPORTED_VERSIONS.join(', ')}; leave the header out for the current one.`,
-      });
-    }
+export function checkVersion(c: Context): void {
+  const asked = c.req.header(VERSION_HEADER);
+  if (!supported(requested(asked))) {
+    throw new ApiError('INVALID_VERSION_HEADER', `"${asked}" is not a supported ${VERSION_HEADER}`, {
+      hint: `Supported values: ${SUPPORTED_VERSIONS.join(', ')}; leave the header out for the current one.`,
+    });
+  }
+}
+
+/** checkVersion as middleware, for routes outside the engine's adapter. */
+export function requireVersion(): MiddlewareHandler {
+  return async function requireVersion(c, next) {
+    checkVersion(c);
     await next();
   };
 }

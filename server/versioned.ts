@@ -4,11 +4,11 @@
  * and errors come from the app around it.
  */
 import { type Context, Hono } from 'hono';
+import { BODY_LIMIT, limitDeclaredBody, readText } from '../engine/hono/index.ts';
 import { ApiError, CONSISTENCY_HEADER, contentType, type Engine, JSON_MEDIA } from '../engine/index.ts';
 import type { Imports } from '../imports/index.ts';
 import type { AuthVariables } from './auth/bearer.ts';
 import { unauthorized } from './auth/bearer.ts';
-import { BATCH_LIMIT, BODY_LIMIT, limitDeclaredBody, readText } from './body-limit.ts';
 
 export interface VersionedOptions {
   readonly engine: Engine;
@@ -19,6 +19,9 @@ export interface VersionedOptions {
 }
 
 type Env = { Variables: AuthVariables };
+
+/** The three batch imports take up to 5 MiB (docs/contract.md section 6). */
+const BATCH_LIMIT = 5 * 1024 * 1024;
 
 /**
  * With read replicas, the position after the imports a response tells of (a batch written, a job's

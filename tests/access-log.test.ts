@@ -6,10 +6,11 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Database } from '../engine/index.ts';
-import { createRegistry } from '../engine/registry.ts';
+import { createRegistry } from '../engine/registry/index.ts';
 import { resources } from '../schema/registry.ts';
 import { createApp } from '../server/app.ts';
 import { buildApi } from '../server/build.ts';
+import { engageEngine } from '../server/engine.ts';
 import { createLogger } from '../server/logger.ts';
 import { createOrganisation, insertRows, type Organisation } from './helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
@@ -42,7 +43,7 @@ const call = async (path: string, init: RequestInit & { token?: string | null } 
 
 beforeAll(async () => {
   t = await createTestDatabase();
-  org = await createOrganisation(t.db);
+  org = await createOrganisation(t);
   await insertRows(t.db, 'contact', org.id, [
     { display_name: 'Ada', email: 'ada@example.com' },
     { display_name: 'Bob', email: 'bob@example.com' },
@@ -111,7 +112,7 @@ describe('access log', () => {
       close: async () => {},
     };
     const broken = createApp({
-      engine: createEngine({ registry: createRegistry(resources), db }),
+      engine: engageEngine(db),
       ping: () => db.ping(),
       logger: createLogger('info', { destination: failing.stream }),
     });

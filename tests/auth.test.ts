@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../engine/index.ts';
-import { createRegistry } from '../engine/registry.ts';
+import { createRegistry } from '../engine/registry/index.ts';
 import { resources } from '../schema/registry.ts';
 import { createApp } from '../server/app.ts';
-import { createToken, listTokens, revokeToken } from '../server/auth/tokens.ts';
 import { openDatabase } from '../server/database.ts';
+import { engageEngine } from '../server/engine.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -28,7 +28,7 @@ const unknownToken = () => `engage_${randomBytes(32).toString('base64url')}`;
 
 beforeAll(async () => {
   t = await createTestApp();
-  org = await createOrganisation(t.db);
+  org = await createOrganisation(t);
   await insertRows(t.db, 'contact', org.id, [{ display_name: 'Ada' }, { display_name: 'Bob' }]);
 });
 afterAll(() => t?.drop());
@@ -134,7 +134,7 @@ describe('missing or unusable Authorization header', () => {
 
 describe('tokens that were valid once', () => {
   it('an expired token is 401; one expiring later works', async () => {
-    const { id, token } = await createToken(t.db, { organisationId: org.id, name: 'expiring', expiresInDays: 1 });
+    const { id, token } = await t.engine.tokens!.create(org.id, { name: 'expiring', expiresInDays: 1 });
     expect((await raw('/contact', `Bearer ${token}`)).status).toBe(200);
     await t.db.query("UPDATE api_token SET expires_at = now() - interval '1 second' WHERE id = $1::uuid", [id]);
     await expectUnauthorized(await raw('/contact', `Bearer ${token}`));
@@ -142,20 +142,20 @@ describe('tokens that were valid once', () => {
   });
 
   it('a token past its expiry is refused', async () => {
-    const { id, token } = await createToken(t.db, { organisationId: org.id, expiresInDays: 1 });
+    const { id, token } = await t.engine.tokens!.create(org.id, { expiresInDays: 1 });
     await t.db.query("UPDATE api_token SET expires_at = now() - interval '1 second' WHERE id = $1::uuid", [id]);
     await expectUnauthorized(await raw('/contact', `Bearer ${token}`));
   });
 
   it('a revoked token stops at once; another token of the organisation keeps working', async () => {
-    const first = await createToken(t.db, { organisationId: org.id, name: 'first' });
-    const second = await createToken(t.db, { organisationId: org.id, name: 'second' });
+    const first = await t.engine.tokens!.create(org.id, { name: 'first' });
+    const second = await t.engine.tokens!.create(org.id, { name: 'second' });
     // Warm up both: a cache, if any, now holds them.
     for (let i = 0; i < 3; i++) {
       expect((await raw('/contact', `Bearer ${first.token}`)).status).toBe(200);
       expect((await raw('/contact', `Bearer ${second.token}`)).status).toBe(200);
     }
-    expect(await revokeToken(t.db, first.id)).toBe(true);
+    expect(await t.engine.tokens!.revoke(first.id)).toBe(true);
     await expectUnauthorized(await raw('/contact', `Bearer ${first.token}`));
     await expectUnauthorized(await raw('/contact', `Bearer ${first.token}`, { method: 'HEAD' }), { head: true });
     await expectUnauthorized(await raw('/', `Bearer ${first.token}`));
@@ -164,12 +164,12 @@ describe('tokens that were valid once', () => {
     expect(await res.json()).toEqual([{ display_name: 'Ada' }, { display_name: 'Bob' }]);
     expect((await raw('/contact', `Bearer ${org.token}`)).status).toBe(200);
     // Revoking twice reports that nothing was revoked; unknown ids likewise.
-    expect(await revokeToken(t.db, first.id)).toBe(false);
-    expect(await revokeToken(t.db, randomUUID())).toBe(false);
+    expect(await t.engine.tokens!.revoke(first.id)).toBe(false);
+    expect(await t.engine.tokens!.revoke(randomUUID())).toBe(false);
   });
 
   it('the token of a deleted organisation is 401', async () => {
-    const gone = await createOrganisation(t.db);
+    const gone = await createOrganisation(t);
     await insertRows(t.db, 'contact', gone.id, [{ display_name: 'Gone' }]);
     expect((await raw('/contact', `Bearer ${gone.token}`)).status).toBe(200);
     await t.db.query('DELETE FROM organisation WHERE id = $1::uuid', [gone.id]);
@@ -257,8 +257,8 @@ describe('authentication is decided before anything else', () => {
   });
 
   it.each(requests)('$name: a revoked token is 401', async ({ path, init }) => {
-    const { id, token } = await createToken(t.db, { organisationId: org.id, name: 'to revoke' });
-    await revokeToken(t.db, id);
+    const { id, token } = await t.engine.tokens!.create(org.id, { name: 'to revoke' });
+    await t.engine.tokens!.revoke(id);
     await expectUnauthorized(await raw(path, `Bearer ${token}`, init));
   });
 
@@ -280,7 +280,7 @@ describe('authentication is decided before anything else', () => {
 
 describe('token storage', () => {
   it('only the SHA-256 of a token is stored; the token appears nowhere in api_token', async () => {
-    const { id, token } = await createToken(t.db, { organisationId: org.id, name: 'stored' });
+    const { id, token } = await t.engine.tokens!.create(org.id, { name: 'stored' });
     expect(token).toMatch(TOKEN_FORMAT);
     const [row] = await t.db.query<{ token_hash: string; everything: string }>(
       'SELECT token_hash, row_to_json(a)::text AS everything FROM api_token a WHERE id = $1::uuid',
@@ -302,27 +302,20 @@ describe('token storage', () => {
 
   it('tokens carry at least 256 random bits and are never equal', async () => {
     const tokens = new Set<string>();
-    for (let i = 0; i < 5; i++) tokens.add((await createToken(t.db, { organisationId: org.id })).token);
+    for (let i = 0; i < 5; i++) tokens.add((await t.engine.tokens!.create(org.id)).token);
     expect(tokens.size).toBe(5);
     for (const token of tokens) expect(Buffer.from(token.slice(7), 'base64url')).toHaveLength(32);
   });
 
   it('listTokens shows neither the token nor its hash', async () => {
-    const { token } = await createToken(t.db, { organisationId: org.id, name: 'listed' });
-    const list = await listTokens(t.db, org.id);
+    const { token } = await t.engine.tokens!.create(org.id, { name: 'listed' });
+    const list = await t.engine.tokens!.list(org.id);
     const text = JSON.stringify(list);
     expect(text).not.toContain(token);
     expect(text).not.toContain(createHash('sha256').update(token).digest('hex'));
     expect(list.some((x) => x.name === 'listed')).toBe(true);
     for (const info of list)
-      expect(Object.keys(info).sort()).toEqual([
-        'created_at',
-        'expires_at',
-        'id',
-        'name',
-        'organisation_id',
-        'revoked_at',
-      ]);
+      expect(Object.keys(info).sort()).toEqual(['created_at', 'expires_at', 'id', 'name', 'revoked_at', 'tenant']);
   });
 });
 
@@ -417,7 +410,7 @@ describe('token CLI', () => {
     const db = await openDatabase({ PGLITE_DIR: dir });
     try {
       await db.migrate();
-      const engine = createEngine({ registry: createRegistry(resources), db, maxRows: 1000 });
+      const engine = engageEngine(db, { maxRows: 1000 });
       const app = createApp({ engine, ping: () => db.ping() });
       const res = await app.request(`/api/v1${path}`, { headers: { Authorization: `Bearer ${token}` } });
       // Read the body before the database closes.

@@ -2,12 +2,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileRead } from '../engine/compile/read.ts';
+import type { Scope } from '../engine/compile/scope.ts';
 import { parseRequest } from '../engine/parse/index.ts';
 import { planRead } from '../engine/plan/read.ts';
-import { createRegistry } from '../engine/registry.ts';
-import { resources } from '../schema/registry.ts';
+import { registry } from '../schema/registry.ts';
+import { SCOPING } from './helpers/scoping.ts';
 
-const registry = createRegistry(resources);
 const ORG = '00000000-0000-4000-8000-000000000001';
 /** What each table is compared with when the host gives the organisation: its parameter. */
 const SCOPED = '$1::text::uuid';
@@ -16,28 +16,28 @@ function compile(
   resource: string,
   query: string,
   headers: Record<string, string> = {},
-  scope: { organisationId: string } | { tokenHash: string } = { organisationId: ORG },
+  scope: Scope = { tenant: ORG },
 ) {
   const request = parseRequest({ method: 'GET', resource, query, header: (name) => headers[name] });
-  return compileRead(planRead(registry.get(resource)!, request, 1000), scope);
+  return compileRead(planRead(registry.get(resource)!, request, 1000), scope, SCOPING);
 }
 
 describe('compileRead', () => {
   it('scopes every statement to the organisation: its parameter, or the scope row of a token', () => {
     const { text, params } = compile('contact', 'select=id');
-    expect(text).toMatch(/^WITH scope AS \(SELECT \$1::text::uuid AS organisation_id\)/);
+    expect(text).toMatch(/^WITH scope AS \(SELECT \$1::text::uuid AS "organisation_id"\)/);
     expect(text).toContain(`t."organisation_id" = ${SCOPED}`);
     expect(params[0]).toBe(ORG);
     const byToken = compile('contact', 'select=id,deal(id)', {}, { tokenHash: 'abc' }).text;
-    expect(byToken).toContain('t."organisation_id" = (SELECT organisation_id FROM scope)');
+    expect(byToken).toContain('t."organisation_id" = (SELECT "organisation_id" FROM scope)');
     expect(byToken).not.toContain('::uuid');
   });
 
   it('resolves a bearer token inside the statement, checking revocation and expiry', () => {
     const { text, params } = compile('contact', '', {}, { tokenHash: 'abc' });
     expect(text).toContain(
-      'FROM api_token WHERE token_hash = $1::text AND revoked_at IS NULL' +
-        ' AND (expires_at IS NULL OR expires_at > now())',
+      'FROM "api_token" WHERE "token_hash" = $1::text AND "revoked_at" IS NULL' +
+        ' AND ("expires_at" IS NULL OR "expires_at" > now())',
     );
     expect(params[0]).toBe('abc');
   });
@@ -106,7 +106,7 @@ describe('compileRead', () => {
       query: "select=data->owner->>name&data->>'x=eq.1",
       header: () => undefined,
     });
-    const { text, params } = compileRead(planRead(resource, request, 1000), { organisationId: ORG });
+    const { text, params } = compileRead(planRead(resource, request, 1000), { tenant: ORG }, SCOPING);
     expect(text).toContain('(t."data"->>$2::text) = $3::text');
     expect(text).toContain('(t."data"->$4::text->>$5::text) AS "name"');
     expect(params.slice(1, 5)).toEqual(["'x", '1', 'owner', 'name']);

@@ -18,7 +18,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineResource } from '../engine/registry.ts';
+import { defineResource } from '../engine/registry/index.ts';
 import { resources } from '../schema/registry.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 
@@ -86,7 +86,7 @@ beforeAll(async () => {
     updated_at timestamptz NOT NULL DEFAULT now(), organisation_id uuid NOT NULL REFERENCES organisation(id),
     position integer, label text, flag boolean, amount numeric, day date, at timestamptz, tags text[], data jsonb,
     PRIMARY KEY (organisation_id, id))`);
-  [org, other] = [await createOrganisation(t.db), await createOrganisation(t.db)];
+  [org, other] = [await createOrganisation(t), await createOrganisation(t)];
   await insertRows(
     t.db,
     'csv_sample',

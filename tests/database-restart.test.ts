@@ -12,8 +12,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Queryable } from '../engine/db/port.ts';
-import { createToken } from '../server/auth/tokens.ts';
+import { connectPostgres } from '../engine/db/postgres.ts';
+import { createOrganisationToken, engageEngine } from '../server/engine.ts';
 import { type Cluster, startCluster } from './helpers/cluster.ts';
 import { freePort } from './helpers/ports.ts';
 
@@ -94,8 +94,10 @@ beforeAll(async () => {
     if (Date.now() > deadline) throw new Error('the server did not become ready within 60 s');
     await sleep(200);
   }
-  const admin: Queryable = { query: (text, params = []) => cluster.query(text, params) as never };
-  ({ token } = await createToken(admin, { organisationId: randomUUID(), name: 'restart test' }));
+  const db = connectPostgres(cluster.url, { poolSize: 1 });
+  const organisationId = randomUUID();
+  ({ token } = await createOrganisationToken(engageEngine(db), db, { organisationId, name: 'restart test' }));
+  await db.close();
 }, 120_000);
 
 afterAll(async () => {

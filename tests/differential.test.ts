@@ -732,8 +732,8 @@ let specs: { contact: ResourceSpec; deal: ResourceSpec };
 
 beforeAll(async () => {
   t = await createTestApp({ maxRows: MAX_ROWS });
-  org = await createOrganisation(t.db);
-  other = await createOrganisation(t.db);
+  org = await createOrganisation(t);
+  other = await createOrganisation(t);
   const contacts = Array.from({ length: 60 }, (_, i) => contactRow(i));
   contactIds = await insertRows(t.db, 'contact', org.id, contacts);
   // The other organisation's rows share the values, so filters would find them if scoping failed.

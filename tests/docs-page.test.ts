@@ -29,9 +29,9 @@ beforeAll(async () => {
   server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  org = await createOrganisation(database.db);
+  org = await createOrganisation(database);
   await insertRows(database.db, 'campaign', org.id, [{ name: 'Spring sale' }, { name: 'Autumn launch' }]);
-  const other = await createOrganisation(database.db);
+  const other = await createOrganisation(database);
   await insertRows(database.db, 'campaign', other.id, [{ name: 'Not yours' }]);
   browser = await puppeteer.launch({
     executablePath,

@@ -5,8 +5,9 @@
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../engine/index.ts';
-import { createRegistry } from '../engine/registry.ts';
+import { createRegistry } from '../engine/registry/index.ts';
 import { resources } from '../schema/registry.ts';
+import { engageEngine } from '../server/engine.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -14,8 +15,8 @@ let org: Organisation;
 
 beforeAll(async () => {
   t = await createTestApp();
-  org = await createOrganisation(t.db);
-  const other = await createOrganisation(t.db);
+  org = await createOrganisation(t);
+  const other = await createOrganisation(t);
   await insertRows(t.db, 'campaign', org.id, [{ name: 'Mine' }]);
   await insertRows(t.db, 'campaign', other.id, [{ name: 'Theirs' }]);
 });
@@ -36,7 +37,7 @@ describe('embedding', () => {
   });
 
   it("serves the bare engine from a host route with the host's own notion of the organisation", async () => {
-    const engine = createEngine({ registry: createRegistry(resources), db: t.db });
+    const engine = engageEngine(t.db);
     const host = new Hono<{ Variables: { organisationId: string } }>();
     host.use(async (c, next) => {
       c.set('organisationId', c.req.header('x-tenant') ?? '');
@@ -46,7 +47,7 @@ describe('embedding', () => {
       const url = new URL(c.req.url);
       const response = await engine.handle(
         { method: 'GET', resource: c.req.param('resource'), query: url.search, header: (name) => c.req.header(name) },
-        { organisationId: c.get('organisationId') },
+        { tenant: c.get('organisationId') },
       );
       return new Response(response.body, { status: response.status, headers: response.headers });
     });

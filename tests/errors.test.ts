@@ -9,11 +9,10 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Database } from '../engine/index.ts';
-import { createRegistry } from '../engine/registry.ts';
-import { resources } from '../schema/registry.ts';
+import type { Database } from '../engine/index.ts';
+import { registry } from '../schema/registry.ts';
 import { createApp } from '../server/app.ts';
-import { createToken, revokeToken } from '../server/auth/tokens.ts';
+import { engageEngine } from '../server/engine.ts';
 import {
   createOrganisation,
   createTestApp,
@@ -30,7 +29,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** A token of the right shape that no organisation owns. */
 const UNKNOWN_TOKEN = `engage_${'Q'.repeat(43)}`;
 
-const registry = createRegistry(resources);
 const contactFields = registry.get('contact')!.fields.map((f) => f.name);
 
 let t: TestApp;
@@ -38,7 +36,7 @@ let org: Organisation;
 
 beforeAll(async () => {
   t = await createTestApp();
-  org = await createOrganisation(t.db);
+  org = await createOrganisation(t);
   await insertRows(t.db, 'contact', org.id, [
     {
       display_name: 'Ada',
@@ -161,7 +159,7 @@ function appOver(failure: () => unknown) {
     ping: fail,
     close: async () => {},
   };
-  return createApp({ engine: createEngine({ registry, db }), ping: fail });
+  return createApp({ engine: engageEngine(db), ping: fail });
 }
 
 describe('400 INVALID_QUERY: malformed parameters say where (column) and what was expected', () => {
@@ -244,7 +242,7 @@ describe('400 INVALID_QUERY whatever the data: values PostgreSQL refuses, over a
   // Plans are generic, so a filter is converted per row; these must fail even where no row is read.
   let empty: Organisation;
   beforeAll(async () => {
-    empty = await createOrganisation(t.db);
+    empty = await createOrganisation(t);
   });
   const refused = [
     '/contact?birthday=eq.someday',
@@ -388,10 +386,10 @@ describe('401 UNAUTHORIZED', () => {
   });
 
   it('a revoked or an expired token', async () => {
-    const revoked = await createToken(t.db, { organisationId: org.id, name: 'revoked' });
-    expect(await revokeToken(t.db, revoked.id)).toBe(true);
+    const revoked = await t.engine.tokens!.create(org.id, { name: 'revoked' });
+    expect(await t.engine.tokens!.revoke(revoked.id)).toBe(true);
     await expectError(await get('/contact', {}, revoked.token), 401, 'UNAUTHORIZED');
-    const expired = await createToken(t.db, { organisationId: org.id, name: 'expired', expiresInDays: 1 });
+    const expired = await t.engine.tokens!.create(org.id, { name: 'expired', expiresInDays: 1 });
     await t.db.query("UPDATE api_token SET expires_at = now() - interval '1 second' WHERE id = $1::uuid", [expired.id]);
     await expectError(await get('/contact', {}, expired.token), 401, 'UNAUTHORIZED');
   });
@@ -615,7 +613,7 @@ describe('503 DATABASE_UNAVAILABLE when the database is gone', () => {
   let deadOrg: Organisation;
   beforeAll(async () => {
     dead = await createTestApp();
-    deadOrg = await createOrganisation(dead.db);
+    deadOrg = await createOrganisation(dead);
     await dead.db.close();
   });
   afterAll(async () => {

@@ -10,12 +10,11 @@ import { parseRequest } from '../engine/parse/index.ts';
 import { bodySchemas } from '../engine/plan/body.ts';
 import { planRead } from '../engine/plan/read.ts';
 import { planDelete, planUpdate } from '../engine/plan/write.ts';
-import { createRegistry } from '../engine/registry.ts';
-import { resources } from '../schema/registry.ts';
-import { hashToken } from '../server/auth/tokens.ts';
+import { hashToken } from '../engine/tokens.ts';
+import { registry } from '../schema/registry.ts';
 import { createOrganisation, createTestApp, type Organisation, type TestApp } from './helpers/app.ts';
+import { SCOPING } from './helpers/scoping.ts';
 
-const registry = createRegistry(resources);
 const TENANT_TABLES = [
   'contact',
   'deal',
@@ -34,7 +33,7 @@ let t: TestApp;
 let org: Organisation;
 beforeAll(async () => {
   t = await createTestApp();
-  org = await createOrganisation(t.db);
+  org = await createOrganisation(t);
 });
 afterAll(() => t?.drop());
 
@@ -60,7 +59,7 @@ async function scans(text: string, params: readonly (string | null)[]): Promise<
 
 const read = (resource: string, query: string, headers: Record<string, string> = {}) => {
   const request = parseRequest({ method: 'GET', resource, query, header: (name) => headers[name] });
-  return compileRead(planRead(registry.get(resource)!, request, 1000), { tokenHash: hashToken(org.token) });
+  return compileRead(planRead(registry.get(resource)!, request, 1000), { tokenHash: hashToken(org.token) }, SCOPING);
 };
 
 describe('query shapes use indexes led by organisation_id', () => {
@@ -93,12 +92,14 @@ describe('query shapes use indexes led by organisation_id', () => {
   it('PATCH and DELETE by id', async () => {
     const deal = registry.get('deal')!;
     const patch = parseRequest({ method: 'PATCH', resource: 'deal', query: `id=eq.${ID}`, header: () => undefined });
-    const update = compileWrite(planUpdate(deal, bodySchemas(deal), patch, { status_key: 'won' }, 1000), {
-      tokenHash: hashToken(org.token),
-    });
+    const update = compileWrite(
+      planUpdate(deal, bodySchemas(deal), patch, { status_key: 'won' }, 1000),
+      { tokenHash: hashToken(org.token) },
+      SCOPING,
+    );
     expect(await scans(update.text, update.params)).toEqual([]);
     const del = parseRequest({ method: 'DELETE', resource: 'deal', query: `id=eq.${ID}`, header: () => undefined });
-    const remove = compileWrite(planDelete(deal, del, 1000), { tokenHash: hashToken(org.token) });
+    const remove = compileWrite(planDelete(deal, del, 1000), { tokenHash: hashToken(org.token) }, SCOPING);
     expect(await scans(remove.text, remove.params)).toEqual([]);
   });
 

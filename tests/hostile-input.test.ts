@@ -11,6 +11,7 @@ import { MAX_PATTERN_LENGTH, TEXT_SEARCH_CONFIGS } from '../engine/operators.ts'
 import { MAX_JSON_DEPTH } from '../engine/parse/body.ts';
 import { resources } from '../schema/registry.ts';
 import { createApp } from '../server/app.ts';
+import { engageEngine } from '../server/engine.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -19,7 +20,7 @@ let dealId: string;
 
 beforeAll(async () => {
   t = await createTestApp();
-  a = await createOrganisation(t.db);
+  a = await createOrganisation(t);
   [dealId] = (await insertRows(t.db, 'deal', a.id, [{ name: 'Deep' }])) as [string];
   await insertRows(t.db, 'custom_field', a.id, [{ name: 'Notes', key: 'notes', type: 'string', entity: 'deal' }]);
   await insertRows(t.db, 'contact', a.id, [
@@ -131,7 +132,7 @@ describe('a saturated pool', () => {
       ping: busy,
       close: async () => {},
     };
-    const app = createApp({ engine: createEngine({ registry: createRegistry(resources), db }), ping: busy });
+    const app = createApp({ engine: engageEngine(db), ping: busy });
     const response = await app.request('/api/v1/contact', { headers: { Authorization: `Bearer ${a.token}` } });
     const body = await expectError(response, 503, 'DATABASE_UNAVAILABLE');
     expect(body).toMatchObject({ is_transient: true, message: expect.stringContaining('no connection became free') });

@@ -34,7 +34,7 @@ const get = async (path: string) => {
 
 beforeAll(async () => {
   t = await createTestDatabase();
-  org = await createOrganisation(t.db);
+  org = await createOrganisation(t);
   await insertRows(t.db, 'contact', org.id, [{ display_name: 'Ada' }, { display_name: 'Bob' }]);
   api = buildApi({ db: t.db, metrics: { token: METRICS_TOKEN }, logger: createLogger('silent') });
 });

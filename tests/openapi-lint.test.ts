@@ -6,8 +6,8 @@
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApi } from '../engine/openapi.ts';
-import { createRegistry } from '../engine/registry.ts';
-import { resources } from '../schema/registry.ts';
+import { createRegistry } from '../engine/registry/index.ts';
+import { registry as appRegistry, registryOptions, resources } from '../schema/registry.ts';
 
 const ALLOWED_WARNINGS = ['info-license'];
 
@@ -24,9 +24,10 @@ async function lint(document: unknown) {
 
 describe('redocly lint (recommended rules)', () => {
   const registries = {
-    'the real registry': createRegistry(resources),
+    'the real registry': appRegistry,
     'a registry without /v1 collections': createRegistry(
       resources.map(({ collection: _, keyset: __, imports: ___, ...r }) => r),
+      registryOptions,
     ),
   };
   for (const [label, registry] of Object.entries(registries)) {
@@ -38,7 +39,7 @@ describe('redocly lint (recommended rules)', () => {
   }
 
   it('notices a broken document', async () => {
-    const document = buildOpenApi(createRegistry(resources)) as { paths: Record<string, Record<string, unknown>> };
+    const document = buildOpenApi(appRegistry) as { paths: Record<string, Record<string, unknown>> };
     const broken = { ...document, paths: { ...document.paths, '/nope': { get: { responses: {} } } } };
     const problems = await lint(broken);
     expect(problems.filter((p) => p.severity === 'error').map((p) => p.rule)).toContain('operation-summary');

@@ -1,20 +1,14 @@
-import { pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
+import { FIELD_KINDS, type FieldKind } from '../engine/field-kinds.ts';
 import type { Engine } from '../engine/index.ts';
 import { buildOpenApi, withServerUrl } from '../engine/openapi.ts';
 import { parsePreferences } from '../engine/parse/headers.ts';
 import { parseRequest } from '../engine/parse/index.ts';
 import { planRead } from '../engine/plan/read.ts';
-import {
-  createRegistry,
-  defineResource,
-  FIELD_KINDS,
-  type FieldKind,
-  type Registry,
-  type Resource,
-} from '../engine/registry.ts';
+import { createRegistry, defineResource, type Registry, type Resource } from '../engine/registry/index.ts';
 import { AGGREGATES } from '../engine/request.ts';
-import { resources } from '../schema/registry.ts';
+import { registry, registryOptions, resources } from '../schema/registry.ts';
 import { versionedRoutes } from '../server/versioned.ts';
 
 type Json = Record<string, unknown>;
@@ -50,30 +44,36 @@ interface Document {
   };
 }
 
-const registry = createRegistry(resources);
 const build = (r: Registry = registry, options = {}) => buildOpenApi(r, options) as unknown as Document;
 const doc = build();
 
 /** A test-only resource; its field "order" shares a name with a query-string keyword. */
 const timestamptz = () => timestamp({ withTimezone: true, mode: 'string' });
-const widget = pgTable('widget', {
-  id: uuid().notNull().defaultRandom(),
-  created_at: timestamptz().notNull().defaultNow(),
-  updated_at: timestamptz().notNull().defaultNow(),
-  organisation_id: uuid().notNull(),
-  label: text(),
-  order: text(),
-});
-const extended = createRegistry([
-  ...resources,
-  defineResource({
-    name: 'widget',
-    table: widget,
-    verbs: ['GET', 'DELETE'],
-    orderable: ['label'],
-    filterable: ['id', 'label', 'order'],
-  }),
-]);
+const widget = pgTable(
+  'widget',
+  {
+    id: uuid().notNull().defaultRandom(),
+    created_at: timestamptz().notNull().defaultNow(),
+    updated_at: timestamptz().notNull().defaultNow(),
+    organisation_id: uuid().notNull(),
+    label: text(),
+    order: text(),
+  },
+  (t) => [primaryKey({ columns: [t.organisation_id, t.id] })],
+);
+const extended = createRegistry(
+  [
+    ...resources,
+    defineResource({
+      name: 'widget',
+      table: widget,
+      verbs: ['GET', 'DELETE'],
+      orderable: ['label'],
+      filterable: ['id', 'label', 'order'],
+    }),
+  ],
+  registryOptions,
+);
 const withWidget = build(extended);
 
 const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace'];
@@ -515,8 +515,8 @@ describe('buildOpenApi: relations', () => {
               target: r.target.name,
               cardinality: r.cardinality,
               foreign_key: r.foreignKey,
-              field: r.parentField,
-              target_field: r.targetField,
+              field: r.parentFields.length === 1 ? r.parentFields[0] : r.parentFields,
+              target_field: r.targetFields.length === 1 ? r.targetFields[0] : r.targetFields,
               ...(r.junction ? { junction: r.junction.table } : {}),
             }))
           : undefined;
@@ -549,7 +549,11 @@ describe('buildOpenApi: relations', () => {
     for (const resource of readable) {
       for (const relation of resource.relations) {
         const embed = `${relation.name}!${relation.foreignKey}`;
-        for (const select of [`*,${embed}(*)`, `*,x:${embed}!inner()`, `*,...${embed}(${relation.targetField})`]) {
+        for (const select of [
+          `*,${embed}(*)`,
+          `*,x:${embed}!inner()`,
+          `*,...${embed}(${relation.targetFields.join(',')})`,
+        ]) {
           expect(() => planGet(resource, `select=${select}`), `${resource.name}?select=${select}`).not.toThrow();
         }
         expect(() => planGet(resource, `select=*,${embed}(*)&${relation.name}.limit=1`)).not.toThrow();
@@ -637,6 +641,7 @@ describe('buildOpenApi: relations', () => {
             ? { ...r, relations: { appointment_contact_fkey: false }, aggregates: false }
             : r,
       ),
+      registryOptions,
     );
     const document = build(changed);
     expect(xRelations(document, 'deal')?.map((r) => r.name)).toEqual(['buyer']);
@@ -660,7 +665,9 @@ describe('buildOpenApi: generated from the registry', () => {
       format: 'date-time',
       readOnly: true,
     });
+    // The primary key is always orderable (the tiebreak of every page), beside what the definition lists.
     expect(listAfter(parameter(withWidget, '/widget', 'get', 'order')?.description, 'Allowed fields:')).toEqual([
+      'id',
       'label',
     ]);
     expect(doc.paths['/widget']).toBeUndefined();
@@ -799,7 +806,12 @@ describe('buildOpenApi: the versioned API (/v1)', () => {
   });
 
   it('has no /v1 paths, schemas or parameters for a registry without collections', () => {
-    const bare = build(createRegistry(resources.map(({ collection: _, keyset: __, imports: ___, ...r }) => r)));
+    const bare = build(
+      createRegistry(
+        resources.map(({ collection: _, keyset: __, imports: ___, ...r }) => r),
+        registryOptions,
+      ),
+    );
     expect(Object.keys(bare.paths).filter((p) => p.startsWith('/v1'))).toEqual([]);
     expect(Object.keys(bare.components.schemas)).not.toContain('ImportJob');
     expect(Object.keys(bare.components.parameters)).not.toContain('page.limit');

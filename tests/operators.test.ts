@@ -5,28 +5,44 @@
  * takes. The samples below are keyed by operator and kind, so an operator added to the table
  * without a sample here fails this test until it has one.
  */
-import { boolean, date, integer, jsonb, numeric, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  date,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIELD_KINDS, type FieldKind } from '../engine/field-kinds.ts';
 import { OPERATORS, OPERATORS_BY_KIND, type Operator, SCALAR_KINDS } from '../engine/operators.ts';
-import { defineResource, FIELD_KINDS, type FieldKind } from '../engine/registry.ts';
+import { defineResource } from '../engine/registry/index.ts';
 import { resources } from '../schema/registry.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 
-const sample = pgTable('operator_sample', {
-  id: uuid().notNull().defaultRandom(),
-  created_at: timestamp({ withTimezone: true, mode: 'string' }).notNull().defaultNow(),
-  updated_at: timestamp({ withTimezone: true, mode: 'string' }).notNull().defaultNow(),
-  organisation_id: uuid().notNull(),
-  a_uuid: uuid(),
-  a_text: text(),
-  a_boolean: boolean(),
-  a_integer: integer(),
-  a_numeric: numeric(),
-  a_date: date({ mode: 'string' }),
-  a_timestamptz: timestamp({ withTimezone: true, mode: 'string' }),
-  a_text_list: text().array(),
-  a_jsonb: jsonb(),
-});
+const sample = pgTable(
+  'operator_sample',
+  {
+    id: uuid().notNull().defaultRandom(),
+    created_at: timestamp({ withTimezone: true, mode: 'string' }).notNull().defaultNow(),
+    updated_at: timestamp({ withTimezone: true, mode: 'string' }).notNull().defaultNow(),
+    organisation_id: uuid().notNull(),
+    a_uuid: uuid(),
+    a_text: text(),
+    a_boolean: boolean(),
+    a_integer: integer(),
+    a_numeric: numeric(),
+    a_date: date({ mode: 'string' }),
+    a_timestamptz: timestamp({ withTimezone: true, mode: 'string' }),
+    a_text_list: text().array(),
+    a_jsonb: jsonb(),
+  },
+  (t) => [primaryKey({ columns: [t.organisation_id, t.id] })],
+);
 
 /** The field of each kind. */
 const FIELD: Record<FieldKind, string> = {
@@ -129,7 +145,7 @@ beforeAll(async () => {
     updated_at timestamptz NOT NULL DEFAULT now(), organisation_id uuid NOT NULL REFERENCES organisation(id),
     a_uuid uuid, a_text text, a_boolean boolean, a_integer integer, a_numeric numeric, a_date date,
     a_timestamptz timestamptz, a_text_list text[], a_jsonb jsonb, PRIMARY KEY (organisation_id, id))`);
-  org = await createOrganisation(t.db);
+  org = await createOrganisation(t);
   await insertRows(t.db, 'operator_sample', org.id, [ROW]);
 });
 afterAll(() => t?.drop());

@@ -22,8 +22,8 @@ const closers: Array<() => Promise<void>> = [];
 
 beforeAll(async () => {
   base = await createTestDatabase({ postgres: true });
-  a = await createOrganisation(base.db);
-  b = await createOrganisation(base.db);
+  a = await createOrganisation(base);
+  b = await createOrganisation(base);
   [calendarId] = (await insertRows(base.db, 'calendar', a.id, [{ name: 'Locked' }])) as [string];
   locker = postgres(base.url!, { max: 1, onnotice: () => {} });
 });

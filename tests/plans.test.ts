@@ -24,7 +24,7 @@ function client(app: typeof plans, token: string) {
 
 beforeAll(async () => {
   t = await createTestDatabase();
-  org = await createOrganisation(t.db);
+  org = await createOrganisation(t);
   await insertRows(t.db, 'contact', org.id, [{ display_name: 'Ada' }, { display_name: 'Bob' }]);
   plans = buildApi({ db: t.db, planEnabled: true, serverTiming: true }).app;
   plain = buildApi({ db: t.db }).app;
@@ -72,7 +72,7 @@ describe('plans', () => {
   });
 
   it('explain({ format: json, analyze }) gets the JSON plan with actual rows of this organisation only', async () => {
-    const other = await createOrganisation(t.db);
+    const other = await createOrganisation(t);
     await insertRows(t.db, 'contact', other.id, [{ display_name: 'X' }, { display_name: 'Y' }, { display_name: 'Z' }]);
     const { data, error } = await client(plans, other.token)
       .from('contact')

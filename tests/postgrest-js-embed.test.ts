@@ -68,8 +68,8 @@ const lastQuery = () => new URL(sent[sent.length - 1]!).searchParams;
 
 beforeAll(async () => {
   t = await createTestApp();
-  org = await createOrganisation(t.db);
-  other = await createOrganisation(t.db);
+  org = await createOrganisation(t);
+  other = await createOrganisation(t);
   const ids = await insertRows(
     t.db,
     'contact',

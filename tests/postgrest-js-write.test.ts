@@ -73,8 +73,8 @@ const byName = (rows: Row[] | null) => [...(rows ?? [])].sort((x, y) => String(x
 
 beforeAll(async () => {
   t = await createTestApp();
-  org = await createOrganisation(t.db);
-  other = await createOrganisation(t.db);
+  org = await createOrganisation(t);
+  other = await createOrganisation(t);
   [contact] = (await insertRows(t.db, 'contact', org.id, [{ display_name: 'Ada' }])) as [string];
   [otherContact] = (await insertRows(t.db, 'contact', other.id, [{ display_name: 'Bea' }])) as [string];
 });

@@ -28,8 +28,8 @@ const sorted = (values: unknown[]) => [...values].map(String).sort();
 
 beforeAll(async () => {
   t = await createTestApp();
-  org = await createOrganisation(t.db);
-  other = await createOrganisation(t.db);
+  org = await createOrganisation(t);
+  other = await createOrganisation(t);
   const ids = await insertRows(t.db, 'contact', org.id, [
     {
       display_name: 'Ada Lovelace',

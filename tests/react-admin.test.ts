@@ -125,8 +125,8 @@ beforeAll(async () => {
     const s = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
   apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`;
-  org = await createOrganisation(t.db);
-  other = await createOrganisation(t.db);
+  org = await createOrganisation(t);
+  other = await createOrganisation(t);
   dp = provider(org.token);
   otherDp = provider(other.token);
 

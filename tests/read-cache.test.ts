@@ -9,9 +9,9 @@ import type { Scope } from '../engine/compile/scope.ts';
 import { parseRequest, type RawRequest } from '../engine/parse/index.ts';
 import { planRead } from '../engine/plan/read.ts';
 import { type CompiledRead, ReadCache } from '../engine/read-cache.ts';
-import { createRegistry } from '../engine/registry.ts';
-import { resources } from '../schema/registry.ts';
+import { registry } from '../schema/registry.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
+import { SCOPING } from './helpers/scoping.ts';
 
 const raw = (query: string, headers: Record<string, string> = {}, method = 'GET'): RawRequest => ({
   method,
@@ -27,7 +27,7 @@ function counting(capacity = 10) {
   const read = (r: RawRequest, scope: Scope) =>
     cache.read(r, scope, (): CompiledRead => {
       compiled.push(r.query);
-      const value = 'tokenHash' in scope ? scope.tokenHash : scope.organisationId;
+      const value = 'tokenHash' in scope ? scope.tokenHash : scope.tenant;
       return { plan: { query: r.query } as never, statement: { text: `SELECT ${r.query}`, params: [value, r.query] } };
     });
   return { cache, compiled, read };
@@ -52,7 +52,7 @@ describe('ReadCache', () => {
     read(raw('x'), A);
     read(raw('y'), A);
     read(raw('x', {}, 'HEAD'), A);
-    read(raw('x'), { organisationId: '00000000-0000-4000-8000-000000000001' });
+    read(raw('x'), { tenant: '00000000-0000-4000-8000-000000000001' });
     for (const header of ['prefer', 'accept', 'range', 'range-unit']) read(raw('x', { [header]: 'v' }), A);
     read(raw('x', { 'x-other': 'v' }), A);
     expect(compiled).toEqual(['x', 'y', 'x', 'x', 'x', 'x', 'x', 'x']);
@@ -86,13 +86,12 @@ describe('ReadCache', () => {
 
 describe('compiled reads', () => {
   // The cache swaps the caller's scope into $1, so every read must bind its scope there first.
-  const registry = createRegistry(resources);
   const queries = [
     ['contact', 'select=id,email&or=(city.eq.Bern,email.like.*x*)&order=display_name&limit=5&offset=2'],
     ['deal_details', 'value=gte.10'],
     ['appointment', 'start_time=gte.2026-01-01&start_time=lt.2027-01-01'],
   ] as const;
-  for (const scope of [A, { organisationId: '00000000-0000-4000-8000-000000000002' }] satisfies Scope[]) {
+  for (const scope of [A, { tenant: '00000000-0000-4000-8000-000000000002' }] satisfies Scope[]) {
     for (const [resource, query] of queries) {
       it(`bind the ${'tokenHash' in scope ? 'token' : 'organisation'} as $1: ${resource}?${query}`, () => {
         const request = parseRequest({
@@ -101,8 +100,8 @@ describe('compiled reads', () => {
           query,
           header: (name) => (name === 'prefer' ? 'count=exact' : undefined),
         });
-        const { text, params } = compileRead(planRead(registry.get(resource)!, request, 1000), scope);
-        expect(params[0]).toBe('tokenHash' in scope ? scope.tokenHash : scope.organisationId);
+        const { text, params } = compileRead(planRead(registry.get(resource)!, request, 1000), scope, SCOPING);
+        expect(params[0]).toBe('tokenHash' in scope ? scope.tokenHash : scope.tenant);
         expect(params.slice(1)).not.toContain(params[0]);
         expect(text.indexOf('$1::')).toBe(text.indexOf('$'));
       });
@@ -116,8 +115,8 @@ describe('cached reads over HTTP', () => {
   let two: Organisation;
   beforeAll(async () => {
     t = await createTestApp();
-    one = await createOrganisation(t.db);
-    two = await createOrganisation(t.db);
+    one = await createOrganisation(t);
+    two = await createOrganisation(t);
     await insertRows(t.db, 'contact', one.id, [
       { display_name: 'One A', city: 'Bern' },
       { display_name: 'One B', city: 'Bern' },
@@ -138,7 +137,7 @@ describe('cached reads over HTTP', () => {
   });
 
   it('stops a revoked token on a request it made before', async () => {
-    const third = await createOrganisation(t.db);
+    const third = await createOrganisation(t);
     expect((await t.call(path, third.token)).status).toBe(200);
     await t.db.query(`UPDATE api_token SET revoked_at = now() WHERE organisation_id = $1::text::uuid`, [third.id]);
     const res = await t.call(path, third.token);

@@ -1,9 +1,10 @@
 /** Reads through HTTP: every GET resource of the spec, the page headers and the singular form. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../engine/index.ts';
-import { createRegistry } from '../engine/registry.ts';
+import { createRegistry } from '../engine/registry/index.ts';
 import { resources } from '../schema/registry.ts';
 import { createApp } from '../server/app.ts';
+import { engageEngine } from '../server/engine.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 
 let t: TestApp;
@@ -13,7 +14,7 @@ let appointments: string[];
 
 beforeAll(async () => {
   t = await createTestApp();
-  org = await createOrganisation(t.db);
+  org = await createOrganisation(t);
   contacts = await insertRows(t.db, 'contact', org.id, [
     {
       display_name: 'Ada',
@@ -164,7 +165,7 @@ describe('singular responses', () => {
 
 describe('MAX_ROWS', () => {
   it('caps every page, and Content-Range tells the client', async () => {
-    const engine = createEngine({ registry: createRegistry(resources), db: t.db, maxRows: 2 });
+    const engine = engageEngine(t.db, { maxRows: 2 });
     const app = createApp({ engine, ping: async () => {} });
     const call = (path: string, headers: Record<string, string> = {}) =>
       app.request(`/api/v1${path}`, { headers: { Authorization: `Bearer ${org.token}`, ...headers } });
@@ -194,7 +195,7 @@ describe('GET /api/v1/', () => {
 
 describe('counts that stay cheap on large results', () => {
   const counted = (maxRows: number) => {
-    const engine = createEngine({ registry: createRegistry(resources), db: t.db, maxRows });
+    const engine = engageEngine(t.db, { maxRows });
     const app = createApp({ engine, ping: async () => {} });
     return (prefer: string) =>
       app.request('/api/v1/contact?order=display_name&limit=1', {

@@ -94,7 +94,7 @@ let vars: Record<string, string>;
 
 beforeAll(async () => {
   t = await createTestApp();
-  const demo = await seedDemo(t.db);
+  const demo = await seedDemo(t.db, t.engine);
   vars = {
     T: `Authorization: Bearer ${demo!.token}`,
     API: 'http://localhost/api/v1',

@@ -5,22 +5,44 @@
  * fields, keyset pages and batch imports, still from schema/ alone (tables and registry entries
  * here stand for the ones an operator would add to schema/tables.ts and schema/registry.ts).
  */
-import { boolean, date, integer, numeric, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  date,
+  index,
+  integer,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRegistry, defineResource } from '../engine/registry.ts';
-import { resources } from '../schema/registry.ts';
+import { createRegistry, defineResource } from '../engine/registry/index.ts';
+import { registry, registryOptions, resources } from '../schema/registry.ts';
 import { custom_field } from '../schema/tables.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 
-const ticket = pgTable('ticket', {
-  id: uuid().notNull().defaultRandom(),
-  created_at: timestamp({ withTimezone: true, mode: 'string' }).notNull().defaultNow(),
-  updated_at: timestamp({ withTimezone: true, mode: 'string' }).notNull().defaultNow(),
-  organisation_id: uuid().notNull(),
-  subject: text(),
-  priority: integer(),
-  state: text({ enum: ['open', 'closed'] }),
-});
+// Keyed by (organisation_id, id), its keyset served by an index, imports matched on external_id.
+const ticket = pgTable(
+  'ticket',
+  {
+    id: uuid().notNull().defaultRandom(),
+    created_at: timestamp({ withTimezone: true, mode: 'string' }).notNull().defaultNow(),
+    updated_at: timestamp({ withTimezone: true, mode: 'string' }).notNull().defaultNow(),
+    organisation_id: uuid().notNull(),
+    subject: text(),
+    priority: integer(),
+    state: text({ enum: ['open', 'closed'] }),
+    external_id: text(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organisation_id, t.id] }),
+    index('ticket_created_at_id_idx').on(t.organisation_id, t.created_at, t.id),
+    unique('ticket_external_id_key').on(t.organisation_id, t.external_id),
+  ],
+);
 
 const timestamptz = () => timestamp({ withTimezone: true, mode: 'string' });
 
@@ -71,7 +93,9 @@ beforeAll(async () => {
   await t.db.exec(`CREATE TABLE ticket (
     id uuid NOT NULL DEFAULT gen_random_uuid(), created_at timestamptz NOT NULL DEFAULT now(),
     updated_at timestamptz NOT NULL DEFAULT now(), organisation_id uuid NOT NULL REFERENCES organisation(id),
-    subject text, priority integer, state text, PRIMARY KEY (organisation_id, id));
+    subject text, priority integer, state text, external_id text, PRIMARY KEY (organisation_id, id),
+    UNIQUE (organisation_id, external_id));
+    CREATE INDEX ticket_created_at_id_idx ON ticket (organisation_id, created_at, id);
     CREATE TABLE ticket_custom_field (
       ticket_id uuid NOT NULL, custom_field_id uuid NOT NULL, created_at timestamptz NOT NULL DEFAULT now(),
       updated_at timestamptz NOT NULL DEFAULT now(), organisation_id uuid NOT NULL, key text, value text,
@@ -82,8 +106,8 @@ beforeAll(async () => {
     ALTER TABLE custom_field DROP CONSTRAINT custom_field_entity_check;
     ALTER TABLE custom_field ADD CONSTRAINT custom_field_entity_check
       CHECK (entity in ('contact', 'deal', 'appointment', 'ticket'));`);
-  org = await createOrganisation(t.db);
-  const other = await createOrganisation(t.db);
+  org = await createOrganisation(t);
+  const other = await createOrganisation(t);
   await insertRows(t.db, 'ticket', org.id, [
     { subject: 'Printer on fire', priority: 1, state: 'open' },
     { subject: 'Password reset', priority: 3, state: 'closed' },
@@ -127,7 +151,7 @@ describe('a resource added through the registry alone', () => {
   });
 
   it('refuses a definition that names a field its table lacks', () => {
-    expect(() => createRegistry([{ ...ticketResource, orderable: ['nope'] }])).toThrow(/nope/);
+    expect(() => createRegistry([{ ...ticketResource, orderable: ['nope'] }], registryOptions)).toThrow(/nope/);
   });
 });
 
@@ -194,11 +218,12 @@ describe('a resource with custom fields and keyset pages, added in the registry 
 });
 
 describe('relations, from the foreign keys of schema/tables.ts', () => {
-  const registry = createRegistry(resources);
   const relations = (name: string) =>
     registry
       .get(name)!
-      .relations.map((r) => `${r.name}:${r.cardinality}:${r.foreignKey}:${r.parentField}->${r.targetField}`)
+      .relations.map(
+        (r) => `${r.name}:${r.cardinality}:${r.foreignKey}:${r.parentFields.join(',')}->${r.targetFields.join(',')}`,
+      )
       .sort();
 
   it('reads each foreign key both ways: to one from the referencing resource, to many from the referenced', () => {
@@ -223,14 +248,20 @@ describe('relations, from the foreign keys of schema/tables.ts', () => {
       for (const relation of resource.relations) expect(relation.target.verbs.has('GET')).toBe(true);
     }
     const contactNote = resources.find((r) => r.name === 'contact_note')!;
-    const writeOnly = createRegistry(resources.map((r) => (r === contactNote ? { ...r, verbs: ['POST'] } : r)));
+    const writeOnly = createRegistry(
+      resources.map((r) => (r === contactNote ? { ...r, verbs: ['POST'] } : r)),
+      registryOptions,
+    );
     expect(writeOnly.get('contact')!.relations.map((r) => r.name)).not.toContain('contact_note');
   });
 
   it('renames or hides a relation by its foreign key, and refuses a name that is no foreign key of it', () => {
     const deal = resources.find((r) => r.name === 'deal')!;
     const rename = (relations: Record<string, string | false>) =>
-      createRegistry(resources.map((r) => (r === deal ? { ...deal, relations } : r))).get('deal')!.relations;
+      createRegistry(
+        resources.map((r) => (r === deal ? { ...deal, relations } : r)),
+        registryOptions,
+      ).get('deal')!.relations;
     expect(rename({ deal_contact_fkey: 'buyer' }).map((r) => r.name)).toEqual(['buyer']);
     expect(rename({ deal_contact_fkey: false })).toEqual([]);
     expect(() => rename({ nope_fkey: 'x' })).toThrow(/nope_fkey/);

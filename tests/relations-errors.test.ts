@@ -6,7 +6,7 @@
  */
 import { foreignKey, numeric, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineResource } from '../engine/registry.ts';
+import { defineResource } from '../engine/registry/index.ts';
 import { resources } from '../schema/registry.ts';
 import * as tables from '../schema/tables.ts';
 import { createTestApp, insertRows, type TestApp } from './helpers/app.ts';

@@ -6,8 +6,8 @@
  */
 import { foreignKey, pgTable, primaryKey, text, unique, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRegistry, defineResource } from '../engine/registry.ts';
-import { resources } from '../schema/registry.ts';
+import { createRegistry, defineResource } from '../engine/registry/index.ts';
+import { registryOptions, resources } from '../schema/registry.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 import { tenantColumns } from './helpers/relations.ts';
 
@@ -83,8 +83,8 @@ let b: Organisation;
 beforeAll(async () => {
   t = await createTestApp({ resources: [...resources, ...custom] });
   await t.db.exec(DDL);
-  a = await createOrganisation(t.db);
-  b = await createOrganisation(t.db);
+  a = await createOrganisation(t);
+  b = await createOrganisation(t);
   const teamIds = await insertRows(
     t.db,
     'team',
@@ -126,7 +126,7 @@ async function get(path: string, token = a.token) {
 }
 
 describe('relations the registry derives', () => {
-  const registry = createRegistry([...resources, ...custom]);
+  const registry = createRegistry([...resources, ...custom], registryOptions);
   const shapes = (name: string) =>
     registry
       .get(name)!

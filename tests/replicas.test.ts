@@ -136,7 +136,7 @@ describe('Consistency-Token without replicas', () => {
   let org: Organisation;
   beforeAll(async () => {
     t = await createTestApp();
-    org = await createOrganisation(t.db);
+    org = await createOrganisation(t);
   });
   afterAll(async () => {
     await t?.drop();

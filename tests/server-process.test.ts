@@ -55,7 +55,7 @@ async function createData(postgres = onPostgres): Promise<Data> {
     env: database
       ? { DATABASE_URL: database.url, PGLITE_DIR: undefined }
       : { DATABASE_URL: undefined, PGLITE_DIR: dir },
-    token: database ? (await seedDemo(database.db))!.token : undefined,
+    token: database ? (await seedDemo(database.db, database.engine))!.token : undefined,
     async importState({ id: jobId, prefix }) {
       const db = database ? database.db : await openDatabase({ PGLITE_DIR: dir });
       try {

@@ -175,9 +175,9 @@ async function seed(
 
 beforeAll(async () => {
   t = await createTestApp();
-  A = await createOrganisation(t.db);
-  B = await createOrganisation(t.db);
-  C = await createOrganisation(t.db);
+  A = await createOrganisation(t);
+  B = await createOrganisation(t);
+  C = await createOrganisation(t);
 
   const a = await seed(A, NAMES_A, ['ext-shared', 'ext-a1', null]);
   const shareFirst = Object.fromEntries(Object.entries(a).map(([resource, ids]) => [resource, ids[0]!]));

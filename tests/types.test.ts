@@ -11,12 +11,11 @@ import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApi } from '../engine/openapi.ts';
-import { createRegistry } from '../engine/registry.ts';
+import { createRegistry } from '../engine/registry/index.ts';
 import { typescriptTypes } from '../engine/typescript-types.ts';
-import { resources } from '../schema/registry.ts';
+import { registry, resources } from '../schema/registry.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
-const registry = createRegistry(resources);
 
 /** Compiles the files of `dir` together; the diagnostics of each file, by its name. */
 function compile(dir: string, names: readonly string[]): Record<string, string[]> {

@@ -19,16 +19,17 @@ import { compileRead } from '../engine/compile/read.ts';
 import type { CompiledStatement } from '../engine/compile/sql.ts';
 import { compileWrite } from '../engine/compile/write.ts';
 import type { Queryable } from '../engine/db/port.ts';
+import type { FieldKind } from '../engine/field-kinds.ts';
 import { IS_VALUES, OPERATORS, type Operator, SCALAR_KINDS } from '../engine/operators.ts';
 import { parseRequest } from '../engine/parse/index.ts';
 import { planRead } from '../engine/plan/read.ts';
 import { planDelete } from '../engine/plan/write.ts';
-import { createRegistry, type Field, type FieldKind } from '../engine/registry.ts';
-import { resources } from '../schema/registry.ts';
-import { hashToken } from '../server/auth/tokens.ts';
+import type { Field } from '../engine/registry/index.ts';
+import { hashToken } from '../engine/tokens.ts';
+import { registry } from '../schema/registry.ts';
 import { createOrganisation, createTestApp, type Organisation, type TestApp } from './helpers/app.ts';
+import { SCOPING } from './helpers/scoping.ts';
 
-const registry = createRegistry(resources);
 // Contacts of each organisation; PGlite gets fewer, the plans' shape does not depend on it.
 const ON_POSTGRES = process.env.DATABASE_URL !== undefined;
 const LARGE = ON_POSTGRES ? 120_000 : 20_000;
@@ -48,10 +49,10 @@ let leadingColumn: Map<string, string>;
 beforeAll(async () => {
   t = await createTestApp();
   [large, small, tiny, empty] = [
-    await createOrganisation(t.db),
-    await createOrganisation(t.db),
-    await createOrganisation(t.db),
-    await createOrganisation(t.db),
+    await createOrganisation(t),
+    await createOrganisation(t),
+    await createOrganisation(t),
+    await createOrganisation(t),
   ];
   // One contact in five has a deal, another one in five an appointment with two custom-field values.
   await t.db.query(
@@ -178,7 +179,7 @@ const read = (resource: string, query: string, prefer?: string) => {
     query,
     header: (h) => (h === 'prefer' ? prefer : undefined),
   });
-  return compileRead(planRead(registry.get(resource)!, request, 1000), scope());
+  return compileRead(planRead(registry.get(resource)!, request, 1000), scope(), SCOPING);
 };
 
 /** A value of each kind, for filters. */
@@ -248,7 +249,7 @@ describe('no plan reads another organisation’s rows first', () => {
         const request = parseRequest({ method: 'DELETE', resource: resource.name, query, header: () => undefined });
         statements.push([
           `DELETE ${resource.name}?${query}`,
-          compileWrite(planDelete(resource, request, 1000), scope()),
+          compileWrite(planDelete(resource, request, 1000), scope(), SCOPING),
         ]);
       }
     }
@@ -258,7 +259,7 @@ describe('no plan reads another organisation’s rows first', () => {
   it('keyset pages', async () => {
     const statements = registry.resources.flatMap(
       (r): Array<[string, CompiledStatement]> =>
-        r.keyset ? [[`/v1/${r.collection}`, compileKeysetPage(r, scope(), 50, null)]] : [],
+        r.keyset ? [[`/v1/${r.collection}`, compileKeysetPage(r, scope(), SCOPING, 50, null)]] : [],
     );
     expect(statements.length).toBeGreaterThan(0);
     expect(await faultsOf(statements)).toEqual([]);

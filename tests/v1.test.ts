@@ -6,9 +6,9 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRegistry } from '../engine/registry.ts';
+import { createRegistry } from '../engine/registry/index.ts';
 import { createImports } from '../imports/index.ts';
-import { resources } from '../schema/registry.ts';
+import { registry as appRegistry, resources } from '../schema/registry.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 
 const VERSION = '2026-11-01';
@@ -29,9 +29,9 @@ let bContact = '';
 
 beforeAll(async () => {
   [t, small] = await Promise.all([createTestApp({ worker: true }), createTestApp({ fileLimit: 1000 })]);
-  A = await createOrganisation(t.db);
-  B = await createOrganisation(t.db);
-  C = await createOrganisation(t.db);
+  A = await createOrganisation(t);
+  B = await createOrganisation(t);
+  C = await createOrganisation(t);
   aContact = (await insertRows(t.db, 'contact', A.id, [{ display_name: 'A own', external_id: 'a-own' }]))[0]!;
   bContact = (
     await insertRows(t.db, 'contact', B.id, [{ display_name: 'B shared', external_id: 'shared-ext', city: 'Bern' }])
@@ -1008,7 +1008,7 @@ describe('POST /v1/files', () => {
   });
 
   it('the file cap: exactly the cap is stored, one byte more is 413, also when chunked', async () => {
-    const org = await createOrganisation(small.db);
+    const org = await createOrganisation(small);
     const [before] = await sql<{ n: number }>('SELECT count(*)::int AS n FROM file', [], small);
     const [chunksBefore] = await sql<{ n: number }>('SELECT count(*)::int AS n FROM file_chunk', [], small);
     const make = (size: number) => `display_name\n${'x'.repeat(size - 'display_name\n'.length - 1)}\n`;
@@ -1224,7 +1224,7 @@ describe('file imports end to end', () => {
   });
 
   it('two workers on one database run each job once', async () => {
-    const second = createImports({ db: t.db, registry: createRegistry(resources) }).startWorker({ pollMs: 10 });
+    const second = createImports({ db: t.db, engine: t.engine }).startWorker({ pollMs: 10 });
     try {
       const ids = await Promise.all(
         [0, 1, 2].map(async (k) => {
@@ -1248,7 +1248,7 @@ describe('file imports end to end', () => {
 
 describe('a job interrupted by a crash resumes without duplicates', () => {
   it('a second worker picks up the abandoned job, skips the committed items and finishes', async () => {
-    const org = await createOrganisation(small.db);
+    const org = await createOrganisation(small);
     const total = 30;
     const committed = 12;
     const lines = Array.from(
@@ -1281,7 +1281,7 @@ describe('a job interrupted by a crash resumes without duplicates', () => {
       processed: committed,
     });
 
-    const worker = createImports({ db: small.db, registry: createRegistry(resources) }).startWorker({ pollMs: 50 });
+    const worker = createImports({ db: small.db, engine: small.engine }).startWorker({ pollMs: 50 });
     let done: Job;
     try {
       done = await waitForJob(job.id, org.token, small);
@@ -1306,11 +1306,11 @@ describe('a job interrupted by a crash resumes without duplicates', () => {
   });
 
   it('a running job with a fresh heartbeat is left to its owner', async () => {
-    const org = await createOrganisation(small.db);
+    const org = await createOrganisation(small);
     const file = await json<{ id: string }>(await upload('display_name\nFresh\n', 'text/csv', org.token, small), 201);
     const job = await json<Job>(await post('/contacts/imports', { file_id: file.id }, org.token, {}, small), 202);
     await small.db.query(`UPDATE import_job SET status = 'running', locked_at = now() WHERE id = $1::uuid`, [job.id]);
-    const worker = createImports({ db: small.db, registry: createRegistry(resources) }).startWorker({ pollMs: 20 });
+    const worker = createImports({ db: small.db, engine: small.engine }).startWorker({ pollMs: 20 });
     await sleep(400);
     await worker.stop();
     expect(await json<Job>(await v1(`/imports/${job.id}`, org.token, {}, small), 200)).toMatchObject({

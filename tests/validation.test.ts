@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapDatabaseError } from '../engine/db/errors.ts';
 import { bodySchemas, inspectItem } from '../engine/plan/body.ts';
-import { createRegistry, defineResource } from '../engine/registry.ts';
+import { createRegistry, defineResource } from '../engine/registry/index.ts';
+import { registryOptions } from '../schema/registry.ts';
 import { calendar } from '../schema/tables.ts';
 import { createOrganisation, createTestApp, type Organisation, type TestApp } from './helpers/app.ts';
 
@@ -14,7 +15,7 @@ let t: TestApp;
 let org: Organisation;
 beforeAll(async () => {
   t = await createTestApp();
-  org = await createOrganisation(t.db);
+  org = await createOrganisation(t);
 });
 afterAll(() => t?.drop());
 
@@ -79,14 +80,17 @@ describe('database failures a retry may cure are transient', () => {
 
 describe('server-managed fields a resource declares', () => {
   // The calendar table with `external_id` managed by the server, as a registry entry may say.
-  const resource = createRegistry([
-    defineResource({
-      name: 'managed_calendar',
-      table: calendar,
-      verbs: ['POST', 'PATCH'],
-      serverManaged: ['id', 'created_at', 'updated_at', 'organisation_id', 'external_id'],
-    }),
-  ]).get('managed_calendar')!;
+  const resource = createRegistry(
+    [
+      defineResource({
+        name: 'managed_calendar',
+        table: calendar,
+        verbs: ['POST', 'PATCH'],
+        serverManaged: ['id', 'created_at', 'updated_at', 'organisation_id', 'external_id'],
+      }),
+    ],
+    registryOptions,
+  ).get('managed_calendar')!;
   const schemas = bodySchemas(resource);
 
   it.each(['create', 'update'] as const)('are ignored in a body on %s, like the timestamps', (mode) => {

@@ -5,11 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine } from '../engine/index.ts';
-import { createRegistry, defineResource } from '../engine/registry.ts';
-import { resources } from '../schema/registry.ts';
+import { createRegistry, defineResource } from '../engine/registry/index.ts';
+import { registryOptions, resources } from '../schema/registry.ts';
 import * as tables from '../schema/tables.ts';
 import { createApp } from '../server/app.ts';
+import { engageEngine } from '../server/engine.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 import { expectError, fieldsOf, type Sent, uniq, writeClient } from './helpers/write.ts';
 
@@ -24,7 +24,7 @@ const { send, post, query, countWhere, countLike } = writeClient(
 
 beforeAll(async () => {
   t = await createTestApp();
-  a = await createOrganisation(t.db);
+  a = await createOrganisation(t);
 });
 afterAll(() => t?.drop());
 
@@ -135,12 +135,11 @@ describe('enums, dates and integers of resources the spec does not let clients w
       defineResource({ name: 'contact', table: tables.contact, verbs: ['POST'] }),
       defineResource({ name: 'custom_field', table: tables.custom_field, verbs: ['POST'] }),
     ];
-    const engine = createEngine({
-      registry: createRegistry([
-        ...resources.filter((r) => r.name !== 'contact' && r.name !== 'custom_field'),
-        ...extra,
-      ]),
-      db: t.db,
+    const engine = engageEngine(t.db, {
+      registry: createRegistry(
+        [...resources.filter((r) => r.name !== 'contact' && r.name !== 'custom_field'), ...extra],
+        registryOptions,
+      ),
     });
     const app = createApp({ engine, ping: async () => {} });
     call = async (path, body) => {

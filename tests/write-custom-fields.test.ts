@@ -21,8 +21,8 @@ const { send, patch, del, query, rowsWhere, countWhere, stamps } = writeClient(
 
 beforeAll(async () => {
   t = await createTestApp();
-  a = await createOrganisation(t.db);
-  b = await createOrganisation(t.db);
+  a = await createOrganisation(t);
+  b = await createOrganisation(t);
 });
 afterAll(() => t?.drop());
 

@@ -32,8 +32,8 @@ const { send, post, query, rowsWhere, countWhere, countLike, stamps, dbNow } = w
 
 beforeAll(async () => {
   t = await createTestApp();
-  a = await createOrganisation(t.db);
-  b = await createOrganisation(t.db);
+  a = await createOrganisation(t);
+  b = await createOrganisation(t);
 });
 afterAll(() => t?.drop());
 

@@ -19,7 +19,7 @@ const { post, patch, del, rowsWhere, countWhere, countLike } = writeClient(
 
 beforeAll(async () => {
   t = await createTestApp();
-  a = await createOrganisation(t.db);
+  a = await createOrganisation(t);
 });
 afterAll(() => t?.drop());
 

@@ -20,7 +20,7 @@ const { send, post, patch, del, query, rowsWhere, countWhere, stamps } = writeCl
 
 beforeAll(async () => {
   t = await createTestApp();
-  a = await createOrganisation(t.db);
+  a = await createOrganisation(t);
   [contactA] = (await insertRows(t.db, 'contact', a.id, [{ display_name: 'Ada' }])) as [string];
 });
 afterAll(() => t?.drop());

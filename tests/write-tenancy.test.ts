@@ -22,8 +22,8 @@ const { send, post, patch, del, rowsWhere, countWhere } = writeClient(
 
 beforeAll(async () => {
   t = await createTestApp();
-  a = await createOrganisation(t.db);
-  b = await createOrganisation(t.db);
+  a = await createOrganisation(t);
+  b = await createOrganisation(t);
   [contactA] = (await insertRows(t.db, 'contact', a.id, [{ display_name: 'Ada' }])) as [string];
   [contactB] = (await insertRows(t.db, 'contact', b.id, [{ display_name: 'Bea' }])) as [string];
 });

@@ -19,7 +19,7 @@ const { patch, del, query, rowsWhere, countWhere, countLike, stamps } = writeCli
 
 beforeAll(async () => {
   t = await createTestApp();
-  a = await createOrganisation(t.db);
+  a = await createOrganisation(t);
 });
 afterAll(() => t?.drop());
 

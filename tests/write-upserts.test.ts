@@ -20,8 +20,8 @@ const { post, rowsWhere, countWhere, countLike, stamps } = writeClient(
 
 beforeAll(async () => {
   t = await createTestApp();
-  a = await createOrganisation(t.db);
-  b = await createOrganisation(t.db);
+  a = await createOrganisation(t);
+  b = await createOrganisation(t);
 });
 afterAll(() => t?.drop());
 

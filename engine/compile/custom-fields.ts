@@ -3,10 +3,12 @@
  * value from its typed column, checking a JSON value against a field's type inside a statement,
  * and writing values into a value table (PATCH on `*_details` and imports share that statement).
  */
+
 import { CUSTOM_FIELD_TYPES, type CustomFieldType } from '../custom-fields.ts';
+import { sqlType } from '../field-kinds.ts';
 import { arrayLiteral } from '../plan/values.ts';
-import type { CustomFields } from '../registry.ts';
-import { constant, ident, type Params, SQL_TYPE } from './sql.ts';
+import type { CustomFields, Resource } from '../registry/index.ts';
+import { constant, ident, type Params } from './sql.ts';
 
 const TYPES = Object.keys(CUSTOM_FIELD_TYPES) as CustomFieldType[];
 
@@ -26,7 +28,7 @@ const printed = (value: string) => `CASE WHEN ${value} IS NOT NULL THEN concat($
 /** A stored value as text, as `printed` gives it. */
 const STORED_TEXT = byType('cf."type"', (t) => printed(`v.${ident(CUSTOM_FIELD_TYPES[t].column)}`));
 
-/** Where the stored values are read: the record's alias, the organisation's SQL, and whether as text. */
+/** Where the stored values are read: the record's alias, the tenant's SQL, and whether as text. */
 export interface StoredOptions {
   readonly table?: string;
   readonly scoped: string;
@@ -35,23 +37,25 @@ export interface StoredOptions {
 }
 
 /**
- * The stored custom-field values of row `table` as one jsonb object, or NULL when it has none.
- * `keys` are the object's other keys: a custom field never hides or repeats one of them.
+ * The stored custom-field values of row `table` of `resource` as one jsonb object, or NULL when it
+ * has none. `keys` are the object's other keys: a custom field never hides or repeats one of them.
  */
 export function storedCustomFields(
-  custom: CustomFields,
+  resource: Resource,
   keys: readonly string[],
   params: Params,
   { table = 't', scoped, text = false }: StoredOptions,
 ): string {
+  const custom = resource.customFields!;
   const reserved = params.add(arrayLiteral(keys), 'text[]');
   const entity = params.add(custom.entity, 'text');
+  const tenant = custom.tenant && ident(custom.tenant);
   return (
     `(SELECT jsonb_object_agg(cf."key", ${text ? STORED_TEXT : STORED_VALUE}) FROM ${ident(custom.table)} v` +
-    ` JOIN ${ident(custom.definitions)} cf ON cf."organisation_id" = v."organisation_id"` +
-    ` AND cf."id" = v."custom_field_id" AND cf."entity" = ${entity}` +
-    ` WHERE v."organisation_id" = ${scoped} AND v.${ident(custom.parentKey)} = ${table}."id"` +
-    ` AND cf."key" <> ALL(${reserved}))`
+    ` JOIN ${ident(custom.definitions)} cf ON ${tenant ? `cf.${tenant} = v.${tenant} AND ` : ''}` +
+    `cf."id" = v."custom_field_id" AND cf."entity" = ${entity}` +
+    ` WHERE ${tenant ? `v.${tenant} = ${scoped} AND ` : ''}` +
+    `v.${ident(custom.parentKey)} = ${table}.${ident(resource.key[0]!.name)} AND cf."key" <> ALL(${reserved}))`
   );
 }
 
@@ -70,7 +74,7 @@ export function customValueFits(value: string, type: string, params: Params): st
     }
     if ('pattern' in spec) {
       checks.push(`${text} ~* ${params.add(spec.pattern.source, 'text')}`);
-      checks.push(`engage_parses(${text}, ${constant(SQL_TYPE[spec.kind])})`);
+      checks.push(`engage_parses(${text}, ${constant(sqlType(spec.kind))})`);
     }
     return checks.join(' AND ');
   };
@@ -82,7 +86,7 @@ function typedValue(t: CustomFieldType, value: string): string {
   const spec = CUSTOM_FIELD_TYPES[t];
   if (spec.json === 'array') return `ARRAY(SELECT jsonb_array_elements_text(${value}))`;
   const text = `(${value} #>> '{}')`;
-  return spec.kind === 'text' ? text : `${text}::${SQL_TYPE[spec.kind]}`;
+  return spec.kind === 'text' ? text : `${text}::${sqlType(spec.kind)}`;
 }
 
 /** The jsonb `value` of a field of type `type` (both SQL expressions) as `printed` gives its typed column. */
@@ -90,19 +94,21 @@ export const customValueText = (value: string, type: string): string =>
   `CASE WHEN jsonb_typeof(${value}) <> 'null' THEN ${byType(type, (t) => printed(typedValue(t, value)))} END`;
 
 /**
- * Writes custom-field values: `source` is a FROM item aliased `c` with columns `organisation_id`,
- * `parent` (the record's id), `field_id`, `key`, `type` and `value` (jsonb, fitting its type).
- * Each value lands in its typed column and as text in `value`; a value already stored is replaced.
+ * Writes custom-field values: `source` is a FROM item aliased `c` with columns `tenant` (in a
+ * tenanted registry), `parent` (the record's key), `field_id`, `key`, `type` and `value` (jsonb,
+ * fitting its type). Each value lands in its typed column and as text in `value`; a value already
+ * stored is replaced.
  */
 export function upsertCustomValues(custom: CustomFields, source: string): string {
-  const parent = ident(custom.parentKey);
+  const tenant = custom.tenant ? [ident(custom.tenant)] : [];
+  const key = [...tenant, ident(custom.parentKey), '"custom_field_id"'].join(', ');
   const typed = TYPES.map((t) => ident(CUSTOM_FIELD_TYPES[t].column));
   const values = TYPES.map((t) => `CASE WHEN c."type" = ${constant(t)} THEN ${typedValue(t, 'c."value"')} END`);
   const written = ['"key"', '"value"', ...typed];
   return (
-    `INSERT INTO ${ident(custom.table)} ("organisation_id", ${parent}, "custom_field_id", ${written.join(', ')})` +
-    ` SELECT c."organisation_id", c."parent", c."field_id", c."key", c."value" #>> '{}', ${values.join(', ')}` +
-    ` FROM ${source} ON CONFLICT ("organisation_id", ${parent}, "custom_field_id") DO UPDATE SET` +
+    `INSERT INTO ${ident(custom.table)} (${key}, ${written.join(', ')})` +
+    ` SELECT ${tenant.length ? 'c."tenant", ' : ''}c."parent", c."field_id", c."key", c."value" #>> '{}', ${values.join(', ')}` +
+    ` FROM ${source} ON CONFLICT (${key}) DO UPDATE SET` +
     ` ${written.map((col) => `${col} = EXCLUDED.${col}`).join(', ')}, "updated_at" = now()`
   );
 }

@@ -2,20 +2,21 @@
  * One level of a read (the resource, or an embed) to a SELECT. Embeds are LEFT JOIN LATERAL
  * subqueries over the level's page, so they are built only for the rows returned:
  *
- *   SELECT <columns, eN.v> FROM (SELECT t.* FROM "deal" t WHERE <organisation> AND <filters>
+ *   SELECT <columns, eN.v> FROM (SELECT t.* FROM "deal" t WHERE <tenant> AND <filters>
  *     AND EXISTS (<each !inner embed>) ORDER BY ... LIMIT ... OFFSET ...) t
  *   LEFT JOIN LATERAL (SELECT to_json(_t) AS "v" FROM (<the embed's own level>) _t) e1 ON true
  *
  * A to-many embed aggregates its rows with json_agg; a spread gives its columns instead of one
  * object; a level with aggregates groups by its other columns (and by its to-one spreads'). Every
- * level is matched to its parent and to the caller's organisation (relation.ts).
+ * level is matched to its parent and to the caller's tenant (relation.ts).
  */
 import type { PlannedEmbed, ReadColumn, ReadLevel, Target } from '../plan/types.ts';
-import type { Relation } from '../registry.ts';
+import type { Relation, Resource } from '../registry/index.ts';
 import type { AggregateFunction } from '../request.ts';
 import { storedCustomFields } from './custom-fields.ts';
 import { fieldValue, type Projection, projection, wholeRow } from './projection.ts';
 import { related } from './relation.ts';
+import { tenantFilter } from './scope.ts';
 import { ident, type Params } from './sql.ts';
 import { condition, type LevelContext, orderBy, target } from './where.ts';
 
@@ -32,6 +33,8 @@ const AGGREGATE_SQL = {
 interface Link {
   readonly relation: Relation;
   readonly parent: string;
+  /** Whether the parent's rows have a tenant. */
+  readonly tenanted: boolean;
 }
 
 export interface LevelOptions {
@@ -55,7 +58,7 @@ export class ReadCompiler {
 
   constructor(
     readonly params: Params,
-    /** The caller's organisation as SQL: the scope CTE, or a parameter for a count estimate. */
+    /** The caller's tenant as SQL: the scope CTE, or a parameter for a count estimate. */
     readonly scoped: string,
   ) {}
 
@@ -64,62 +67,70 @@ export class ReadCompiler {
     return `${prefix}${++this.#aliases}`;
   }
 
-  #context(table: string): LevelContext {
+  #context(table: string, resource: Resource): LevelContext {
     return {
       params: this.params,
       table,
       scoped: this.scoped,
-      exists: (embed) => this.#exists(embed, table),
-      embedded: (embed, field) => this.#embeddedValue(embed, field, table),
+      exists: (embed) => this.#exists(embed, table, resource),
+      embedded: (embed, field) => this.#embeddedValue(embed, field, table, resource),
     };
   }
 
+  /** How an embed's rows are tied to the parent row `parent` of `resource`. */
+  #link(embed: PlannedEmbed, parent: string, resource: Resource): Link {
+    return { relation: embed.relation, parent, tenanted: resource.tenant !== null };
+  }
+
   /** A field of a to-one embed's row for the parent row `parent`, after the embed's filters (null if none). */
-  #embeddedValue(embed: PlannedEmbed, field: Target, parent: string): string {
+  #embeddedValue(embed: PlannedEmbed, field: Target, parent: string, resource: Resource): string {
     const table = this.#fresh('t');
-    const where = this.where(embed.level, table, { relation: embed.relation, parent });
+    const where = this.where(embed.level, table, this.#link(embed, parent, resource));
     return `(SELECT ${target(field, this.params, table)} FROM ${ident(embed.level.resource.table)} ${table}${where})`;
   }
 
   /** The root level's WHERE, which its count repeats: compiled once, its values bound once. */
   readonly #rootWhere = new Map<ReadLevel, string>();
 
-  /** ` WHERE` of a level over `table`: its organisation, its parent, its filters and its `!inner` embeds. */
+  /** ` WHERE` of a level over `table` (or nothing): its tenant, its parent, its filters and its `!inner` embeds. */
   where(level: ReadLevel, table: string, link: Link | null = null): string {
     if (link === null) {
       const known = this.#rootWhere.get(level);
       if (known !== undefined) return known;
     }
-    const ctx = this.#context(table);
+    const { resource } = level;
+    const ctx = this.#context(table, resource);
     const parts = [
-      link ? related(link.relation, table, link.parent, this.scoped) : `${table}."organisation_id" = ${this.scoped}`,
+      ...(link
+        ? [related(link.relation, table, link.parent, link.tenanted, this.scoped)]
+        : tenantFilter(resource, table, this.scoped)),
       ...level.where.map((c) => condition(c, ctx)),
-      ...level.embeds.filter((e) => e.inner).map((e) => this.#exists(e, table)),
+      ...level.embeds.filter((e) => e.inner).map((e) => this.#exists(e, table, resource)),
       // An embed that neither shows nor filters (`contact()` without !inner) still has its filters'
       // values checked by PostgreSQL, as everywhere else, in a clause the planner drops.
       ...level.embeds
         .filter((e) => e.show === 'none' && !e.inner && hasFilters(e.level))
-        .map((e) => `(true OR ${this.#exists(e, table)})`),
+        .map((e) => `(true OR ${this.#exists(e, table, resource)})`),
     ];
-    const sql = ` WHERE ${parts.join(' AND ')}`;
+    const sql = parts.length ? ` WHERE ${parts.join(' AND ')}` : '';
     if (link === null) this.#rootWhere.set(level, sql);
     return sql;
   }
 
   /** ORDER BY, LIMIT and OFFSET of a level over `table`. */
   #page(level: ReadLevel, table: string): string {
-    let sql = orderBy(level.order, this.#context(table));
+    let sql = orderBy(level.order, this.#context(table, level.resource));
     sql += ` LIMIT ${this.params.add(String(level.limit), 'int8')}`;
     if (level.offset > 0) sql += ` OFFSET ${this.params.add(String(level.offset), 'int8')}`;
     return sql;
   }
 
   /** Whether an embed has a match for the parent row `parent`, after its own filters and page. */
-  #exists(embed: PlannedEmbed, parent: string): string {
+  #exists(embed: PlannedEmbed, parent: string, resource: Resource): string {
     const { level } = embed;
     const table = this.#fresh('t');
     let sql = `SELECT 1 FROM ${ident(level.resource.table)} ${table}`;
-    sql += this.where(level, table, { relation: embed.relation, parent });
+    sql += this.where(level, table, this.#link(embed, parent, resource));
     // Whether a row past the offset exists depends on neither the order nor any limit but 0; without
     // them (and an offset) PostgreSQL can run the EXISTS as a semi-join, not once per parent row.
     if (level.limit === 0) sql += ' LIMIT 0';
@@ -128,9 +139,9 @@ export class ReadCompiler {
   }
 
   /** The lateral subquery of a shown embed, one row per parent row (none for a missing to-one). */
-  #embed(embed: PlannedEmbed, parent: string): string {
+  #embed(embed: PlannedEmbed, parent: string, resource: Resource): string {
     const table = this.#fresh('t');
-    const node = this.level(embed.level, table, { relation: embed.relation, parent });
+    const node = this.level(embed.level, table, this.#link(embed, parent, resource));
     const many = embed.relation.cardinality === 'many';
     if (embed.show === 'spread') {
       if (!many) return node.sql;
@@ -177,7 +188,7 @@ export class ReadCompiler {
       if (embed.show === 'none') continue;
       const alias = this.#fresh('e');
       lateral.set(embed, alias);
-      laterals += ` LEFT JOIN LATERAL (${this.#embed(embed, table)}) ${alias} ON true`;
+      laterals += ` LEFT JOIN LATERAL (${this.#embed(embed, table, level.resource)}) ${alias} ON true`;
     }
     // Written rows carry one more column than the table's.
     const list =
@@ -186,7 +197,7 @@ export class ReadCompiler {
         : level.columns.map((c) => `${this.#column(c, table, lateral)} AS ${ident(c.key)}`).join(', ');
     const keys = level.columns.map((c) => c.key);
     const stored = () =>
-      storedCustomFields(level.resource.customFields!, keys, this.params, { table, scoped: this.scoped, text: csv });
+      storedCustomFields(level.resource, keys, this.params, { table, scoped: this.scoped, text: csv });
     const p = projection(list, keys, !level.customFields ? null : written ? written.customFields : stored());
     const page = paged ? this.#page(level, table) : '';
     if (level.grouped) {

@@ -4,7 +4,7 @@
  * PostgreSQL still builds the whole body.
  */
 import type { PlannedColumn, ReadColumn } from '../plan/types.ts';
-import type { Resource } from '../registry.ts';
+import type { Resource } from '../registry/index.ts';
 import type { ResponseFormat } from '../request.ts';
 import { type CsvRow, csvBody } from './csv.ts';
 import type { Params } from './sql.ts';

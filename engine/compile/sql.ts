@@ -1,28 +1,16 @@
 /**
  * A statement under construction: SQL text plus the list of its parameters. Values only enter
  * through `Params.add`, which appends a `$n::text::type` placeholder; identifiers only through
- * `ident`; SQL types only through `SQL_TYPE` and the planner's fixed list of casts.
+ * `ident`; SQL types only through the field kinds' (field-kinds.ts) and the planner's fixed list of casts.
  */
 import type { SqlParam } from '../db/port.ts';
-import type { Field, FieldKind } from '../registry.ts';
+import { sqlType } from '../field-kinds.ts';
+import type { Field } from '../registry/index.ts';
 
 export interface CompiledStatement {
   readonly text: string;
   readonly params: readonly SqlParam[];
 }
-
-/** The SQL type of each field kind: what its values are cast to and its columns are declared as. */
-export const SQL_TYPE = {
-  uuid: 'uuid',
-  text: 'text',
-  boolean: 'boolean',
-  integer: 'int4',
-  numeric: 'numeric',
-  date: 'date',
-  timestamptz: 'timestamptz',
-  'text[]': 'text[]',
-  jsonb: 'jsonb',
-} as const satisfies Record<FieldKind, string>;
 
 /** Only simple type names reach SQL text, whatever a caller passes. */
 const TYPE_NAME = /^[a-z][a-z0-9_]*(\[\])?$/;
@@ -78,4 +66,4 @@ export function constant(text: string): string {
 
 /** `"a" text, "b" uuid`: a column list for json_to_record(set) with each field's SQL type. */
 export const recordType = (fields: readonly Field[]): string =>
-  fields.map((f) => `${ident(f.name)} ${SQL_TYPE[f.kind]}`).join(', ');
+  fields.map((f) => `${ident(f.name)} ${sqlType(f.kind)}`).join(', ');

@@ -1,7 +1,8 @@
 /** Conditions, targets and ORDER BY terms to SQL, over a table aliased `t` (or the level's alias). */
+import { sqlType } from '../field-kinds.ts';
 import type { Operator } from '../operators.ts';
 import type { PlannedCondition, PlannedEmbed, PlannedOperation, PlannedOrder, Target } from '../plan/types.ts';
-import { ident, type Params, SQL_TYPE } from './sql.ts';
+import { ident, type Params } from './sql.ts';
 
 /**
  * The SQL of every operator of the query language (operators.ts): the infix operator between a
@@ -47,7 +48,7 @@ export function target(t: Target, params: Params, table = 't'): string {
 }
 
 function operation(left: string, t: Target, op: PlannedOperation, params: Params): string {
-  const type = SQL_TYPE[t.kind];
+  const type = sqlType(t.kind);
   switch (op.kind) {
     case 'compare': {
       const value = params.addFilterValue(op.value, type);

@@ -3,7 +3,7 @@
  * (json_to_recordset), so a bulk insert is one INSERT however many rows it has:
  *
  *   WITH scope AS (...),
- *        allowed AS (scope, unless the body names another organisation),
+ *        allowed AS (scope, unless the body names another tenant),
  *        written AS (INSERT ... | UPDATE ... | DELETE ... RETURNING t.*)
  *   SELECT authorized, allowed, affected rows, inserted rows, body, checks FROM written
  *
@@ -13,54 +13,76 @@
  */
 
 import { CUSTOM_FIELD_TYPES } from '../custom-fields.ts';
-import type { DeletePlan, InsertPlan, UpdatePlan, WritePlan } from '../plan/types.ts';
+import { sqlType } from '../field-kinds.ts';
+import type { DeletePlan, InsertPlan, PlannedCondition, UpdatePlan, WritePlan } from '../plan/types.ts';
 import { arrayLiteral } from '../plan/values.ts';
+import type { Field, Resource } from '../registry/index.ts';
 import { customValueFits, customValueText, storedCustomFields, upsertCustomValues } from './custom-fields.ts';
 import { ReadCompiler } from './level.ts';
 import { jsonBody } from './projection.ts';
-import { where } from './read.ts';
-import { type Scope, scopeCte } from './scope.ts';
+import { type Scope, type Scoping, scopeCte, tenantFilter } from './scope.ts';
 import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
+import { condition } from './where.ts';
 
-const ALLOWED = '(SELECT organisation_id FROM allowed)';
-/** Every update moves `updated_at`. */
-const NOW = '"updated_at" = now()';
+/** The tenant the write is allowed for, as SQL (a single-tenant registry's is never compared). */
+const allowedTenant = (column: string | null) => (column === null ? 'NULL' : `(SELECT ${column} FROM allowed)`);
+/** Whether the write may go ahead: the scope resolved, and the body names no other tenant. */
+const ALLOWED = 'EXISTS (SELECT FROM allowed)';
+
+/** Every update moves `updated_at`, where the table has it. */
+const touched = (resource: Resource): string[] => (resource.updatedAt ? ['"updated_at" = now()'] : []);
+
+/** A write's rows in the tenant that pass its filters: ` WHERE ...` over `t`. */
+function where(resource: Resource, conditions: readonly PlannedCondition[], params: Params, scoped: string): string {
+  const ctx = { params, table: 't', scoped };
+  return ` WHERE ${[...tenantFilter(resource, 't', scoped), ...conditions.map((c) => condition(c, ctx))].join(' AND ')}`;
+}
+
+/** A field's value from item `b`; a key field the item leaves out gets what the database generates for it. */
+const itemValue = (resource: Resource, field: Field) =>
+  resource.key.includes(field) && field.defaultSql !== undefined
+    ? `coalesce(b.${ident(field.name)}, ${field.defaultSql})`
+    : `b.${ident(field.name)}`;
 
 function insert(plan: InsertPlan, params: Params): string {
-  const table = ident(plan.resource.table);
-  const names = plan.fields.map((f) => ident(f.name));
-  // An item without an id gets a generated one, as the column default would give it.
-  const values = plan.fields.map((f) =>
-    f.name === 'id' ? 'coalesce(b."id", gen_random_uuid())' : `b.${ident(f.name)}`,
-  );
+  const { resource } = plan;
+  const table = ident(resource.table);
+  const own = resource.tenant ? [ident(resource.tenant.name)] : [];
+  const names = [...own, ...plan.fields.map((f) => ident(f.name))];
+  const values = [...own.map((column) => `a.${column}`), ...plan.fields.map((f) => itemValue(resource, f))];
   const source =
     plan.fields.length === 0
       ? `json_array_elements(${params.add(plan.rows, 'json')}) AS b`
       : `json_to_recordset(${params.add(plan.rows, 'json')}) AS b(${recordType(plan.fields)})`;
-  let sql =
-    `INSERT INTO ${table} AS t ("organisation_id"${names.map((n) => `, ${n}`).join('')})` +
-    ` SELECT a.organisation_id${values.map((v) => `, ${v}`).join('')} FROM allowed a CROSS JOIN ${source}`;
+  // With no column to give (`{}` on a shared resource), each row is the table's defaults.
+  let sql = names.length
+    ? `INSERT INTO ${table} AS t (${names.join(', ')}) SELECT ${values.join(', ')} FROM allowed a CROSS JOIN ${source}`
+    : `INSERT INTO ${table} AS t SELECT FROM allowed a CROSS JOIN ${source}`;
   if (plan.conflict) {
-    sql += ` ON CONFLICT ("organisation_id"${plan.conflict.target.map((f) => `, ${ident(f.name)}`).join('')})`;
-    // The conflict target and the id identify the row; an upsert never changes them.
-    const updates = plan.fields.filter((f) => !plan.conflict!.target.includes(f) && f.name !== 'id');
-    sql +=
-      plan.conflict.action === 'nothing'
-        ? ' DO NOTHING'
-        : ` DO UPDATE SET ${[...updates.map((f) => `${ident(f.name)} = EXCLUDED.${ident(f.name)}`), NOW].join(', ')}`;
+    const target = [...own, ...plan.conflict.target.map((f) => ident(f.name))];
+    sql += ` ON CONFLICT (${target.join(', ')})`;
+    // The conflict target and the key identify the row; an upsert never changes them.
+    const updates = plan.fields.filter((f) => !plan.conflict!.target.includes(f) && !resource.key.includes(f));
+    const sets = [...updates.map((f) => `${ident(f.name)} = EXCLUDED.${ident(f.name)}`), ...touched(resource)];
+    // Nothing else to set: the row is still updated (and returned), as PostgREST does.
+    if (sets.length === 0) sets.push(`${target.at(-1)} = EXCLUDED.${target.at(-1)}`);
+    sql += plan.conflict.action === 'nothing' ? ' DO NOTHING' : ` DO UPDATE SET ${sets.join(', ')}`;
   }
   // xmax is 0 on a row this statement inserted and set on one it updated: 201 against 200.
   return `${sql} RETURNING t.*, (t.xmax = 0) AS "__inserted"`;
 }
 
-function update(plan: UpdatePlan, params: Params): string {
-  const table = ident(plan.resource.table);
+function update(plan: UpdatePlan, params: Params, tenant: string): string {
+  const { resource } = plan;
+  const table = ident(resource.table);
   // Nothing to set and no custom values: nothing is updated, as PostgREST does for `{}`.
   if (plan.fields.length === 0 && plan.customValues === null) {
     return `SELECT t.*, false AS "__inserted" FROM ${table} t WHERE false`;
   }
-  const filter = where(plan.where, params, ALLOWED);
-  const sets = [...plan.fields.map((f) => `${ident(f.name)} = b.${ident(f.name)}`), NOW];
+  const filter = where(resource, plan.where, params, tenant);
+  const sets = [...plan.fields.map((f) => `${ident(f.name)} = b.${ident(f.name)}`), ...touched(resource)];
+  // Only custom values to write, on a table without updated_at: the rows are still the ones updated.
+  if (sets.length === 0) sets.push(`${ident(resource.key[0]!.name)} = t.${ident(resource.key[0]!.name)}`);
   const from = plan.fields.length
     ? ` FROM json_to_record(${params.add(plan.row, 'json')}) AS b(${recordType(plan.fields)})`
     : '';
@@ -70,8 +92,8 @@ function update(plan: UpdatePlan, params: Params): string {
   return `UPDATE ${table} AS t SET ${sets.join(', ')}${from}${filter}${known} RETURNING t.*, false AS "__inserted"`;
 }
 
-function remove(plan: DeletePlan, params: Params): string {
-  const filter = where(plan.where, params, ALLOWED);
+function remove(plan: DeletePlan, params: Params, tenant: string): string {
+  const filter = where(plan.resource, plan.where, params, tenant);
   return `DELETE FROM ${ident(plan.resource.table)} AS t${filter} RETURNING t.*, false AS "__inserted"`;
 }
 
@@ -82,26 +104,28 @@ const MISFIT_MESSAGES = JSON.stringify(
 
 /**
  * CTEs around the update of `*_details`: `custom_in` resolves each custom key of the body to the
- * organisation's custom field of this entity (id NULL when there is none) and whether its value
+ * tenant's custom field of this entity (id NULL when there is none) and whether its value
  * fits; `custom_written` writes the values of every updated row.
  */
-function customValueCtes(plan: UpdatePlan, params: Params): { input: string; write: string } {
-  const custom = plan.resource.customFields!;
+function customValueCtes(plan: UpdatePlan, params: Params, tenant: string): { input: string; write: string } {
+  const { resource } = plan;
+  const custom = resource.customFields!;
   const values = params.add(plan.customValues, 'jsonb');
   const entity = params.add(custom.entity, 'text');
+  const own = custom.tenant ? `cf.${ident(custom.tenant)} = ${tenant} AND ` : '';
   const input =
     `custom_in AS (SELECT kv.key, kv.value, cf.id, cf.type, ${customValueFits('kv.value', 'cf.type', params)} AS fits` +
     ` FROM jsonb_each(${values}) kv LEFT JOIN ${ident(custom.definitions)} cf` +
-    ` ON cf."organisation_id" = ${ALLOWED} AND cf."entity" = ${entity} AND cf."key" = kv.key)`;
+    ` ON ${own}cf."entity" = ${entity} AND cf."key" = kv.key)`;
   const source =
-    '(SELECT w."organisation_id", w."id" AS parent, i.id AS field_id, i.key, i.type, i.value' +
-    ' FROM written w CROSS JOIN custom_in i WHERE i.id IS NOT NULL) c';
+    `(SELECT ${custom.tenant ? `w.${ident(custom.tenant)} AS tenant, ` : ''}w.${ident(resource.key[0]!.name)} AS parent,` +
+    ' i.id AS field_id, i.key, i.type, i.value FROM written w CROSS JOIN custom_in i WHERE i.id IS NOT NULL) c';
   return { input, write: `custom_written AS (${upsertCustomValues(custom, source)} RETURNING 1)` };
 }
 
 /**
  * Checks over the custom values: unknown keys and values of the wrong type abort the write.
- * `guard` holds when the organisation is known: before that, a key cannot be judged.
+ * `guard` holds when the tenant is known: before that, a key cannot be judged.
  */
 function customChecks(guard: string, params: Params): string[] {
   const unknown = 'SELECT 1 FROM custom_in c WHERE c.id IS NULL';
@@ -116,23 +140,30 @@ function customChecks(guard: string, params: Params): string[] {
   ];
 }
 
-export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
+export function compileWrite(plan: WritePlan, scope: Scope | undefined, scoping: Scoping): CompiledStatement {
   const params = new Params();
-  const claimed = params.add(arrayLiteral(plan.kind === 'delete' ? [] : plan.claimedOrganisations), 'uuid[]');
-  const { cte, scoped } = scopeCte(scope, params);
+  const own = plan.resource.tenant;
+  const claimed =
+    own && plan.kind !== 'delete' ? params.add(arrayLiteral(plan.claimedTenants), `${sqlType(own.kind)}[]`) : null;
+  const { cte, scoped, column } = scopeCte(scope, params, scoping);
   let sql = `${cte},`;
-  sql += ` allowed AS (SELECT organisation_id FROM scope WHERE organisation_id = ALL(${claimed}))`;
+  // A body naming another tenant than the caller's leaves `allowed` empty: nothing is written.
+  sql +=
+    own && claimed
+      ? ` allowed AS (SELECT ${column} FROM scope WHERE ${column} = ALL(${claimed}))`
+      : ' allowed AS (SELECT * FROM scope)';
+  const tenant = allowedTenant(column);
 
   const custom = plan.kind === 'update' && plan.customValues !== null;
   const dml =
     plan.kind === 'insert'
       ? insert(plan, params)
       : plan.kind === 'update'
-        ? update(plan, params)
-        : remove(plan, params);
+        ? update(plan, params, tenant)
+        : remove(plan, params, tenant);
   if (custom) {
     // custom_in comes before `written`, whose WHERE refuses unknown keys; the values are written after.
-    const ctes = customValueCtes(plan as UpdatePlan, params);
+    const ctes = customValueCtes(plan as UpdatePlan, params, tenant);
     sql += `, ${ctes.input}, written AS (${dml}), ${ctes.write}`;
   } else {
     sql += `, written AS (${dml})`;
@@ -147,7 +178,7 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   if (represented && representation.customFields) {
     const keys = representation.columns.map((c) => c.key);
     const csv = plan.format === 'csv';
-    const stored = storedCustomFields(plan.resource.customFields!, keys, params, { scoped, text: csv });
+    const stored = storedCustomFields(plan.resource, keys, params, { scoped, text: csv });
     // For CSV a value is converted to its type, so only one that fits (the others abort the write).
     const written = csv ? `CASE WHEN c.fits THEN ${customValueText('c.value', 'c.type')} END` : 'c.value';
     customFields = custom
@@ -167,9 +198,7 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
   // One pass over the written rows gives the counts, the Location id and the checks.
   const checks: string[] = [];
   if (plan.format === 'object') {
-    checks.push(
-      `CASE WHEN ${ALLOWED} IS NOT NULL AND count(*) <> 1 THEN engage_fail('NOT_ACCEPTABLE', count(*)::text) END`,
-    );
+    checks.push(`CASE WHEN ${ALLOWED} AND count(*) <> 1 THEN engage_fail('NOT_ACCEPTABLE', count(*)::text) END`);
   }
   if (plan.maxAffected !== null) {
     checks.push(
@@ -177,14 +206,14 @@ export function compileWrite(plan: WritePlan, scope: Scope): CompiledStatement {
         ` THEN engage_fail('MAX_AFFECTED', count(*)::text) END`,
     );
   }
-  // A body naming another organisation is a 403, whatever its keys.
-  if (custom) checks.push(...customChecks(`${ALLOWED} IS NOT NULL`, params));
+  // A body naming another tenant is a 403, whatever its keys.
+  if (custom) checks.push(...customChecks(ALLOWED, params));
 
   sql +=
     ' SELECT (SELECT count(*) FROM scope)::int4 AS authorized, (SELECT count(*) FROM allowed)::int4 AS allowed,' +
     ` count(*)::int4 AS affected, (count(*) FILTER (WHERE w."__inserted"))::int4 AS inserted,` +
-    ` ${plan.resource.field('id') ? 'CASE WHEN count(*) = 1 THEN min(w."id"::text) END' : 'NULL::text'}` +
-    ' AS location_id,' +
+    ` CASE WHEN count(*) = 1 THEN min(json_build_array(${plan.resource.key.map((f) => `w.${ident(f.name)}`).join(', ')})::text) END` +
+    ' AS location,' +
     ` ${body} AS body, ${params.evaluations()} AS converted` +
     checks.map((check, i) => `, ${check} AS check_${i}`).join('') +
     ' FROM written w';

@@ -3,6 +3,7 @@
  * or PostgreSQL's value-parsing messages, never SQL text.
  */
 import { ApiError } from '../errors.ts';
+import type { Tenancy } from '../registry/index.ts';
 import { PoolBusy } from './admission.ts';
 
 interface DriverError {
@@ -16,24 +17,24 @@ interface DriverError {
   constraint?: unknown;
 }
 
-/** Field names of a key in PostgreSQL's detail, `Key (organisation_id, external_id)=(...)`, less the organisation. */
-function keyFields(detail: string): string[] {
+/** Field names of a key in PostgreSQL's detail, `Key (organisation_id, external_id)=(...)`, less the tenant column. */
+function keyFields(detail: string, tenant: string | undefined): string[] {
   const names = /Key \(([^)]*)\)=/.exec(detail)?.[1];
   return names
     ? names
         .split(',')
         .map((n) => n.trim().replace(/^"|"$/g, ''))
-        .filter((n) => n !== 'organisation_id')
+        .filter((n) => n !== tenant)
     : [];
 }
 
 /**
- * PostgreSQL's detail of a key violation without the organisation, which every key leads with:
+ * PostgreSQL's detail of a key violation without the tenant, which every tenanted key leads with:
  * `Key (external_id)=(r2) already exists.`; undefined when it is not of that shape.
  */
-function keyDetail(detail: string): string | undefined {
-  const match = /^Key \(organisation_id, (.+)\)=\([0-9a-f-]{36}, (.*)\)( .*)$/s.exec(detail);
-  return match ? `Key (${match[1]})=(${match[2]})${match[3]}` : undefined;
+function keyDetail(detail: string, tenant: string | undefined): string | undefined {
+  const match = /^Key \(([^,)]+), (.+)\)=\([^,]*, (.*)\)( .*)$/s.exec(detail);
+  return match && match[1] === tenant ? `Key (${match[2]})=(${match[3]})${match[4]}` : undefined;
 }
 
 /** Each problem of a validation failure on a line of `details`. */
@@ -41,7 +42,7 @@ const problemLines = (problems: ReadonlyArray<{ field: string; message: string }
   problems.map((p) => `${p.field} ${p.message}`).join('\n');
 
 /** Checks a write statement failed on purpose (engage_fail, SQLSTATE EN001): code -> error. */
-function failedCheck(code: string, detail: string): ApiError {
+function failedCheck(code: string, detail: string, within: string): ApiError {
   switch (code) {
     case 'NOT_ACCEPTABLE':
       return new ApiError(
@@ -66,7 +67,7 @@ function failedCheck(code: string, detail: string): ApiError {
       const keys = JSON.parse(detail || '[]') as string[];
       return new ApiError(
         'UNKNOWN_FIELD',
-        `no custom field named ${keys.map((k) => `"${k}"`).join(', ')} exists for this resource in your organisation`,
+        `no custom field named ${keys.map((k) => `"${k}"`).join(', ')} exists for this resource${within}`,
         {
           context: keys.map((field) => ({ field, message: 'is not a field or custom field' })),
         },
@@ -105,10 +106,13 @@ const UNREACHABLE = new Set([
 
 /**
  * Any thrown value as the ApiError a caller sees: an ApiError as it is, a database failure by its
- * SQLSTATE, anything else a bug (500 INTERNAL_ERROR).
+ * SQLSTATE, anything else a bug (500 INTERNAL_ERROR). With the registry's tenancy, keys are told
+ * without their tenant column, and what is missing is missing "in your <tenant>".
  */
-export function mapDatabaseError(error: unknown): ApiError {
+export function mapDatabaseError(error: unknown, tenancy: Tenancy | null = null): ApiError {
   if (error instanceof ApiError) return error;
+  const tenant = tenancy?.column;
+  const within = tenancy ? ` in your ${tenancy.noun}` : '';
   const e = (error ?? {}) as DriverError;
   const sqlstate = typeof e.code === 'string' ? e.code : '';
   const text = typeof e.message === 'string' ? e.message : '';
@@ -116,26 +120,22 @@ export function mapDatabaseError(error: unknown): ApiError {
   const column = String(e.column_name ?? e.column ?? '');
   const constraint = String(e.constraint_name ?? e.constraint ?? '');
 
-  if (sqlstate === 'EN001') return failedCheck(text, detail);
+  if (sqlstate === 'EN001') return failedCheck(text, detail, within);
   if (sqlstate === '23505') {
-    const fields = keyFields(detail);
-    return new ApiError(
-      'CONFLICT',
-      `a record with the same ${fields.join(', ') || 'key'} already exists in your organisation`,
-      {
-        details: keyDetail(detail),
-        context: { constraint, fields },
-        cause: error,
-      },
-    );
+    const fields = keyFields(detail, tenant);
+    return new ApiError('CONFLICT', `a record with the same ${fields.join(', ') || 'key'} already exists${within}`, {
+      details: keyDetail(detail, tenant),
+      context: { constraint, fields },
+      cause: error,
+    });
   }
   if (sqlstate === '23503') {
-    const fields = keyFields(detail);
+    const fields = keyFields(detail, tenant);
     return new ApiError(
       'REFERENCE_NOT_FOUND',
-      `the record that ${fields.join(', ') || 'a reference'} points to does not exist in your organisation`,
+      `the record that ${fields.join(', ') || 'a reference'} points to does not exist${within}`,
       {
-        details: keyDetail(detail),
+        details: keyDetail(detail, tenant),
         context: { constraint, fields },
         cause: error,
       },

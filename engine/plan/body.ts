@@ -7,52 +7,16 @@
 import * as v from 'valibot';
 import type { Row } from '../db/port.ts';
 import { ApiError } from '../errors.ts';
-import { DATE, NOT_STORABLE, realDate, storable, TIMESTAMP, UUID } from '../formats.ts';
-import type { Field, FieldKind, Resource } from '../registry.ts';
+import { KINDS } from '../field-kinds.ts';
+import type { Field, Resource } from '../registry/index.ts';
 
-const NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
-
-/** Exponents PostgreSQL's numeric takes without overflowing. */
-const sensibleExponent = (text: string) => Math.abs(Number(/e([+-]?\d+)$/i.exec(text)?.[1] ?? 0)) <= 1000;
 /** A btree index entry must stay under about 2.7 kB: indexed text is kept well below. */
 const INDEXED_TEXT_MAX = 1000;
 
-const KIND_SCHEMA: Record<FieldKind, () => v.GenericSchema> = {
-  uuid: () => v.pipe(v.string('must be a uuid'), v.uuid('must be a uuid')),
-  text: () => v.pipe(v.string('must be a string'), v.check(storable, NOT_STORABLE)),
-  boolean: () => v.boolean('must be true or false'),
-  integer: () =>
-    v.pipe(
-      v.number('must be a whole number'),
-      v.integer('must be a whole number'),
-      v.minValue(-2147483648, 'is too small'),
-      v.maxValue(2147483647, 'is too large'),
-    ),
-  // A JSON number, or a string holding one for values a double cannot carry exactly.
-  numeric: () =>
-    v.union(
-      [v.pipe(v.number(), v.finite()), v.pipe(v.string(), v.regex(NUMERIC), v.check(sensibleExponent))],
-      'must be a number',
-    ),
-  date: () =>
-    v.pipe(
-      v.string('must be a date (YYYY-MM-DD)'),
-      v.regex(DATE, 'must be a date (YYYY-MM-DD)'),
-      v.check(realDate, 'is not a real date'),
-    ),
-  timestamptz: () =>
-    v.pipe(
-      v.string('must be an ISO 8601 timestamp with an offset'),
-      v.regex(TIMESTAMP, 'must be an ISO 8601 timestamp with an offset, such as 2026-12-01T09:00:00Z'),
-      v.check(realDate, 'is not a real date'),
-    ),
-  'text[]': () =>
-    v.array(v.pipe(v.string('must be a string'), v.check(storable, NOT_STORABLE)), 'must be an array of strings'),
-  jsonb: () => v.unknown(),
-};
-
 function fieldSchema(field: Field): v.GenericSchema {
-  let base = field.enum ? v.picklist(field.enum, `must be one of ${field.enum.join(', ')}`) : KIND_SCHEMA[field.kind]();
+  let base: v.GenericSchema = field.enum
+    ? v.picklist(field.enum, `must be one of ${field.enum.join(', ')}`)
+    : KINDS[field.kind].body();
   if (field.indexed && field.kind === 'text' && !field.enum) {
     base = v.pipe(
       base as v.GenericSchema<string>,
@@ -65,21 +29,27 @@ function fieldSchema(field: Field): v.GenericSchema {
 export type BodyMode = 'create' | 'update';
 
 export interface BodySchemas {
-  /** Fields a body may name on create (`id` included) and on update (`id` excluded). */
+  /** Fields a body may name on create (key fields included) and on update (key fields excluded). */
   readonly writable: Record<BodyMode, ReadonlySet<string>>;
   readonly schema: Record<BodyMode, v.GenericSchema>;
+  /** The tenant column's value as a body gives it, on a tenanted resource. */
+  readonly tenant: v.GenericSchema | null;
 }
 
 /** Built once per resource at start-up. */
 export function bodySchemas(resource: Resource): BodySchemas {
-  // A client may give `id` on create; every other server-managed field is the server's.
-  const create = resource.fields.filter((f) => !f.serverManaged || f.name === 'id');
-  const update = create.filter((f) => f.name !== 'id');
+  // A client may give a key the database would generate (`id`) on create; every other
+  // server-managed field is the server's. A key never changes.
+  const create = resource.fields.filter(
+    (f) => !f.serverManaged || (resource.key.includes(f) && f.defaultSql !== undefined),
+  );
+  const update = create.filter((f) => !resource.key.includes(f));
   const partial = (fields: Field[]) =>
     v.partial(v.object(Object.fromEntries(fields.map((f) => [f.name, fieldSchema(f)]))));
   return {
     writable: { create: new Set(create.map((f) => f.name)), update: new Set(update.map((f) => f.name)) },
     schema: { create: partial(create), update: partial(update) },
+    tenant: resource.tenant && KINDS[resource.tenant.kind].body(),
   };
 }
 
@@ -92,7 +62,7 @@ export interface Problem {
 export interface InspectedItem {
   /** The item with server-managed fields dropped. */
   readonly row: Row;
-  /** The organisation_id it names, lower-cased, if any. */
+  /** The tenant its tenant column names (a uuid lower-cased), if any. */
   readonly claimed: string | null;
   readonly unknown: Problem[];
   readonly invalid: Problem[];
@@ -117,10 +87,11 @@ export function inspectItem(
     return { row, claimed, unknown, invalid: [{ field: '', message: 'must be a JSON object' }] };
   }
   for (const [key, value] of Object.entries(item)) {
-    if (key === 'organisation_id') {
-      if (typeof value === 'string' && UUID.test(value)) claimed = value.toLowerCase();
-      else if (value !== null) invalid.push({ field: key, message: 'must be a uuid' });
-    } else if (key === 'id' && mode === 'update') {
+    if (key === resource.tenant?.name) {
+      const named = v.safeParse(schemas.tenant!, value);
+      if (named.success) claimed = String(value).toLowerCase();
+      else if (value !== null) invalid.push({ field: key, message: named.issues[0].message });
+    } else if (mode === 'update' && resource.key.some((f) => f.name === key)) {
       invalid.push({ field: key, message: 'cannot be changed' });
     } else if (schemas.writable[mode].has(key) || extra?.(key)) {
       row[key] = value;
@@ -187,7 +158,7 @@ export function checkItems(
   items: readonly unknown[],
   mode: BodyMode,
   options: { array: boolean; extra?: (key: string) => boolean },
-): { rows: Row[]; claimedOrganisations: string[] } {
+): { rows: Row[]; claimedTenants: string[] } {
   const unknown: Problem[] = [];
   const invalid: Problem[] = [];
   const claimed = new Set<string>();
@@ -201,5 +172,5 @@ export function checkItems(
   });
   const error = problemsError(resource, schemas, mode, unknown, invalid);
   if (error) throw error;
-  return { rows, claimedOrganisations: [...claimed] };
+  return { rows, claimedTenants: [...claimed] };
 }

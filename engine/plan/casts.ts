@@ -1,6 +1,6 @@
 /** The casts `select` allows (`id::text`, `value.sum()::int`) and the aggregates it offers. */
 import { ApiError } from '../errors.ts';
-import { FIELD_KINDS, type FieldKind } from '../registry.ts';
+import { FIELD_KINDS, type FieldKind } from '../field-kinds.ts';
 import type { AggregateFunction } from '../request.ts';
 
 /** Each cast by the names callers write: the type emitted, and the kind of its values. */

@@ -4,9 +4,10 @@
  * A name that does not exist, may not be filtered or may not be ordered on is a 400 here.
  */
 import { ApiError } from '../errors.ts';
+import type { FieldKind } from '../field-kinds.ts';
 import { IS_VALUES, MAX_PATTERN_LENGTH, OPERATORS, OPERATORS_BY_KIND, SCALAR_KINDS } from '../operators.ts';
 import { showField } from '../parse/field.ts';
-import type { Field, FieldKind, Resource } from '../registry.ts';
+import type { Field, Resource } from '../registry/index.ts';
 import type {
   ApiRequest,
   Condition,

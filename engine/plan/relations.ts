@@ -1,6 +1,6 @@
 /** Which relation an embed names: by resource, foreign key or referencing field, narrowed by `!hint`. */
 import { ApiError } from '../errors.ts';
-import type { Relation, Resource } from '../registry.ts';
+import type { Relation, Resource } from '../registry/index.ts';
 
 /** How a relation is listed in hints: `contact (to one, deal_contact_fkey)`. */
 const describe = (r: Relation) => `${r.name} (to ${r.cardinality}, ${r.foreignKey})`;
@@ -18,13 +18,15 @@ export function relationsHint(resource: Resource): string {
  */
 export function findRelation(resource: Resource, name: string, hint: string | null): Relation {
   // A junction's name only hints (`member!membership`): by itself it names the junction's own resource.
+  const column = (r: Relation) => (r.columns.length === 1 ? r.columns[0] : undefined);
   const named = resource.relations.filter(
     (r) =>
       r.name === name ||
       (r.junction === null && r.foreignKey === name) ||
-      (r.cardinality === 'one' && r.referencing === name),
+      (r.cardinality === 'one' && column(r) === name),
   );
-  const found = hint === null ? named : named.filter((r) => r.foreignKey === hint || r.referencing === hint);
+  const found =
+    hint === null ? named : named.filter((r) => r.foreignKey === hint || (column(r) ?? r.foreignKey) === hint);
   const shown = hint === null ? name : `${name}!${hint}`;
   if (found.length === 0) {
     throw new ApiError('UNKNOWN_RELATION', `${resource.name} has no relation "${shown}" to embed`, {

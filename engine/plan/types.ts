@@ -1,6 +1,8 @@
 /** The plan: a request checked against the registry, every name resolved to a field. */
+
+import type { FieldKind } from '../field-kinds.ts';
 import type { CompareOperator, IsValue, SearchOperator } from '../operators.ts';
-import type { Field, FieldKind, Relation, Resource } from '../registry.ts';
+import type { Field, Relation, Resource } from '../registry/index.ts';
 import type {
   AggregateFunction,
   CountPreference,
@@ -164,7 +166,7 @@ export interface InsertPlan extends WriteOutput {
   readonly fields: readonly Field[];
   /** Items as JSON text, one parameter for the whole body. */
   readonly rows: string;
-  readonly claimedOrganisations: readonly string[];
+  readonly claimedTenants: readonly string[];
   readonly conflict: { readonly target: readonly Field[]; readonly action: 'update' | 'nothing' } | null;
 }
 
@@ -173,7 +175,7 @@ export interface UpdatePlan extends WriteOutput {
   readonly resource: Resource;
   readonly fields: readonly Field[];
   readonly row: string;
-  readonly claimedOrganisations: readonly string[];
+  readonly claimedTenants: readonly string[];
   readonly where: readonly PlannedCondition[];
   /** Custom-field values to write with the update (`*_details`), as a JSON object's text. */
   readonly customValues: string | null;

@@ -4,40 +4,13 @@
  * are left to PostgreSQL's own parser (its errors are mapped to 400 by the execute stage).
  */
 import { ApiError } from '../errors.ts';
-import type { FieldKind } from '../registry.ts';
-
-/** A uuid in its canonical form, as the API gives them out and bodies must send them. */
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** Filters also take the other spellings PostgreSQL reads (braces, no hyphens). */
-const ANY_UUID = /^\{?[0-9a-f]{8}-?(?:[0-9a-f]{4}-?){3}[0-9a-f]{12}\}?$/i;
-const INTEGER = /^\s*[+-]?\d+\s*$/;
-const NUMERIC = /^\s*(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|[+-]?infinity|nan)\s*$/i;
-const BOOLEAN = new Set(['t', 'true', 'y', 'yes', 'on', '1', 'f', 'false', 'n', 'no', 'off', '0']);
-
-const CHECKS: Partial<Record<FieldKind, (v: string) => boolean>> = {
-  uuid: (v) => ANY_UUID.test(v),
-  integer: (v) => INTEGER.test(v) && Number(v) >= -2147483648 && Number(v) <= 2147483647,
-  numeric: (v) => NUMERIC.test(v),
-  boolean: (v) => BOOLEAN.has(v.trim().toLowerCase()),
-};
-
-const DESCRIBED: Record<FieldKind, string> = {
-  uuid: 'a uuid',
-  text: 'text',
-  boolean: 'a boolean (true or false)',
-  integer: 'a whole number',
-  numeric: 'a number',
-  date: 'a date (YYYY-MM-DD)',
-  timestamptz: 'an ISO 8601 timestamp',
-  'text[]': 'an array literal such as {a,b}',
-  jsonb: 'JSON',
-};
+import { type FieldKind, KINDS } from '../field-kinds.ts';
 
 export function checkValue(field: string, kind: FieldKind, value: string): void {
-  const check = CHECKS[kind];
-  if (check && !check(value)) {
-    throw new ApiError('INVALID_QUERY', `"${value}" is not ${DESCRIBED[kind]}, as field ${field} requires`, {
-      context: { field, value, expected: DESCRIBED[kind] },
+  const spec = KINDS[kind];
+  if ('filter' in spec && !spec.filter(value)) {
+    throw new ApiError('INVALID_QUERY', `"${value}" is not ${spec.described}, as field ${field} requires`, {
+      context: { field, value, expected: spec.described },
     });
   }
 }

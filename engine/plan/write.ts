@@ -7,7 +7,7 @@
 
 import type { Row } from '../db/port.ts';
 import { ApiError } from '../errors.ts';
-import type { Field, Resource } from '../registry.ts';
+import type { Field, Resource } from '../registry/index.ts';
 import type { ApiRequest } from '../request.ts';
 import { type BodySchemas, checkItems } from './body.ts';
 import { knownField, planCondition, planRepresentation } from './read.ts';
@@ -65,13 +65,13 @@ export function planInsert(
       isObject(item) ? Object.fromEntries(Object.entries(item).filter(([k]) => names.has(k))) : item,
     );
   }
-  const { rows, claimedOrganisations } = checkItems(resource, schemas, items, 'create', { array });
+  const { rows, claimedTenants } = checkItems(resource, schemas, items, 'create', { array });
   // The body's fields: the union of the items' keys in order of appearance, or the listed ones.
   const seen = new Set(rows.flatMap((row) => Object.keys(row)));
   const fields = (listed ?? resource.fields).filter((f) => seen.has(f.name));
 
   // An item without one of these fields gets NULL, as in PostgREST, or with `Prefer:
-  // missing=default` the column's default (ids are generated either way).
+  // missing=default` the column's default (keys the database generates are generated either way).
   const prefs = request.preferences;
   if (prefs.missing === 'default') {
     for (const row of rows) {
@@ -82,15 +82,8 @@ export function planInsert(
 
   let conflict: InsertPlan['conflict'] = null;
   if (prefs.resolution) {
-    const target =
-      request.query.onConflict === null
-        ? [resource.field('id')].filter((f) => f !== undefined)
-        : fieldList(resource, request.query.onConflict);
-    if (target.length === 0)
-      throw new ApiError(
-        'INVALID_QUERY',
-        `${resource.name} needs on_conflict= to say which fields identify a duplicate`,
-      );
+    // As PostgREST does, the key unless on_conflict names other fields.
+    const target = request.query.onConflict === null ? resource.key : fieldList(resource, request.query.onConflict);
     conflict = { target, action: prefs.resolution === 'merge-duplicates' ? 'update' : 'nothing' };
   }
   const out = output(resource, request, maxRows);
@@ -105,7 +98,7 @@ export function planInsert(
     ],
     fields,
     rows: JSON.stringify(rows),
-    claimedOrganisations,
+    claimedTenants,
     conflict,
   };
 }
@@ -140,7 +133,7 @@ export function planUpdate(
   // On `*_details`, keys that are not fields of the resource are custom-field keys, resolved
   // (and refused when unknown) against the organisation's custom fields by the statement.
   const isCustom = resource.customFields ? (key: string) => !resource.field(key) : undefined;
-  const { rows, claimedOrganisations } = checkItems(resource, schemas, [body], 'update', {
+  const { rows, claimedTenants } = checkItems(resource, schemas, [body], 'update', {
     array: false,
     extra: isCustom,
   });
@@ -160,7 +153,7 @@ export function planUpdate(
     ...output(resource, request, maxRows),
     fields,
     row: JSON.stringify(row),
-    claimedOrganisations,
+    claimedTenants,
     where,
     customValues: Object.keys(custom).length > 0 ? JSON.stringify(custom) : null,
   };

@@ -1,11 +1,11 @@
 /**
- * Bearer authentication. A well-formed token becomes the request's tenant scope; the engine checks
- * it against api_token inside the request's own statement (see engine/compile/scope.ts).
- * A missing or malformed header is refused here without touching the database.
+ * Bearer authentication with the engine's built-in tokens (`bearerToken` of the Hono adapter): a
+ * well-formed token becomes the request's scope, which the request's own statement checks against
+ * api_token; a missing or malformed header is refused here without touching the database.
  */
 import type { MiddlewareHandler } from 'hono';
+import { bearerToken } from '../../engine/hono/index.ts';
 import { unauthorized as engineUnauthorized, type Scope } from '../../engine/index.ts';
-import { hashToken, isWellFormedToken } from './tokens.ts';
 
 /** `organisationId` and `errorCode`: set once known, for the access log. */
 export type AuthVariables = { scope: Scope; requestId: string; organisationId?: string; errorCode?: string };
@@ -13,17 +13,16 @@ export type AuthVariables = { scope: Scope; requestId: string; organisationId?: 
 const HINT =
   'Send "Authorization: Bearer <token>"; create a token with `npm run token -- create --organisation <uuid>`.';
 
-/** 401 with a hint on how to get a token; the message defaults to the engine's. */
-export const unauthorized = (message?: string) => engineUnauthorized(message, HINT);
+/** The scope of a request's bearer token; a 401 that says how to get a token otherwise. */
+export const bearerScope = bearerToken({ hint: HINT });
 
+/** 401 for a token that is not (or no longer) valid, saying how to get one. */
+export const unauthorized = () => engineUnauthorized(undefined, HINT);
+
+/** Sets the request's scope from its bearer token, for the routes outside the engine's adapter (/v1). */
 export function bearerAuth(): MiddlewareHandler<{ Variables: AuthVariables }> {
   return async function bearerAuth(c, next) {
-    const header = c.req.header('authorization');
-    if (!header) throw unauthorized('this request needs an Authorization header with a bearer token');
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) throw unauthorized('the Authorization header must be "Bearer <token>"');
-    if (!isWellFormedToken(match[1]!)) throw unauthorized('the bearer token is not valid');
-    c.set('scope', { tokenHash: hashToken(match[1]!) });
+    c.set('scope', bearerScope(c));
     await next();
   };
 }

@@ -1,13 +1,15 @@
 /** The real app over a test database, plus organisations with tokens and rows to read. */
 import { randomUUID } from 'node:crypto';
-import type { Queryable } from '../../engine/db/port.ts';
-import type { ResourceDefinition } from '../../engine/registry.ts';
-import { createToken } from '../../server/auth/tokens.ts';
+import type { ResourceDefinition } from '../../engine/registry/index.ts';
+import { registry } from '../../schema/registry.ts';
 import { type Api, buildApi } from '../../server/build.ts';
+import { createOrganisationToken } from '../../server/engine.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
 export interface TestApp extends TestDatabase {
   readonly app: Api['app'];
+  /** The app's own engine (its registry, with the test's resources). */
+  readonly engine: Api['engine'];
   readonly imports: Api['imports'];
   /** GET (or any method) with a bearer token; `path` is below /api/v1. */
   call(path: string, token: string | null, init?: RequestInit): Promise<Response>;
@@ -23,7 +25,7 @@ export interface TestAppOptions {
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const database = await createTestDatabase();
-  const { app, imports, worker } = buildApi({
+  const { app, engine, imports, worker } = buildApi({
     db: database.db,
     resources: options.resources,
     maxRows: options.maxRows ?? 1000,
@@ -37,6 +39,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       await database.drop();
     },
     app,
+    engine,
     imports,
     call(path, token, init = {}) {
       const headers = new Headers(init.headers);
@@ -51,9 +54,10 @@ export interface Organisation {
   readonly token: string;
 }
 
-export async function createOrganisation(db: Queryable): Promise<Organisation> {
+/** A new organisation with a token, in a test database. */
+export async function createOrganisation({ db, engine }: Pick<TestDatabase, 'db' | 'engine'>): Promise<Organisation> {
   const id = randomUUID();
-  const { token } = await createToken(db, { organisationId: id, name: 'test' });
+  const { token } = await createOrganisationToken(engine, db, { organisationId: id, name: 'test' });
   return { id, token };
 }
 

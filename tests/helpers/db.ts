@@ -4,11 +4,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
+import type { Engine } from '../../engine/index.ts';
 import { loadConfig } from '../../server/config.ts';
 import { type OpenDatabase, openDatabase } from '../../server/database.ts';
+import { engageEngine } from '../../server/engine.ts';
 
 export interface TestDatabase {
   readonly db: OpenDatabase;
+  /** The API's engine over it (server/engine.ts), for its tokens. */
+  readonly engine: Engine;
   /** The URL of the test database, when on PostgreSQL (for spawning the CLI or a server). */
   readonly url: string | undefined;
   drop(): Promise<void>;
@@ -40,7 +44,7 @@ export async function createTestDatabase(options: { postgres?: boolean } = {}): 
   if (!adminUrl) {
     const db = await openDatabase({ PGLITE_DIR: undefined });
     await db.migrate();
-    return { db, url: undefined, drop: () => db.close() };
+    return { db, engine: engageEngine(db), url: undefined, drop: () => db.close() };
   }
   const name = `engage_test_${randomBytes(6).toString('hex')}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
@@ -57,6 +61,7 @@ export async function createTestDatabase(options: { postgres?: boolean } = {}): 
   await db.migrate();
   return {
     db,
+    engine: engageEngine(db),
     url: url.toString(),
     async drop() {
       await db.close();

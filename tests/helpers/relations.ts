@@ -49,8 +49,8 @@ export function insertUnchecked(
 }
 
 export async function seedRelations(t: TestApp): Promise<RelationsFixture> {
-  const org = await createOrganisation(t.db);
-  const other = await createOrganisation(t.db);
+  const org = await createOrganisation(t);
+  const other = await createOrganisation(t);
   const [ada, bob, cy, dee] = await insertRows(t.db, 'contact', org.id, [
     {
       display_name: 'Ada',

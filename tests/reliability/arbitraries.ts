@@ -6,14 +6,15 @@
  * compiler and the database, not only the parser.
  */
 import fc from 'fast-check';
+import type { FieldKind } from '../../engine/field-kinds.ts';
 import { IS_VALUES, OPERATORS, RANGE_OPERATORS, SCALAR_KINDS } from '../../engine/operators.ts';
-import { createRegistry, type Field, type FieldKind, type Resource } from '../../engine/registry.ts';
-import { resources } from '../../schema/registry.ts';
+import { createRegistry, type Field, type Resource } from '../../engine/registry/index.ts';
+import { registry as appRegistry, resources } from '../../schema/registry.ts';
 import { CUSTOM_FIELDS, type Req, SEEDED } from './harness.ts';
 
 type Arb<T> = fc.Arbitrary<T>;
 
-const REGISTRY = createRegistry(resources);
+const REGISTRY = appRegistry;
 const RESOURCES = REGISTRY.resources;
 const resourceNamed = (name: string) => REGISTRY.get(name)!;
 const UNKNOWN_RESOURCES = [

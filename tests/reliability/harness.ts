@@ -166,8 +166,8 @@ export const requestCount = () => sent;
 /** Builds the app, two organisations (the second has no rows), the seed, an import file and a job. */
 export async function setUp(): Promise<Fixture> {
   const t = await createTestApp();
-  const org = await createOrganisation(t.db);
-  const other = await createOrganisation(t.db);
+  const org = await createOrganisation(t);
+  const other = await createOrganisation(t);
   await seed(t.db, org.id);
   const auth = { Authorization: `Bearer ${org.token}` };
   const file = await json(

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POLL_MS } from '../../engine/db/replicas.ts';
 import { buildApi } from '../../server/build.ts';
 import { type OpenDatabase, openDatabase } from '../../server/database.ts';
+import { engageEngine } from '../../server/engine.ts';
 import { createOrganisation, type Organisation } from '../helpers/app.ts';
 
 const { PRIMARY_URL, REPLICA_URL } = process.env;
@@ -81,7 +82,7 @@ beforeAll(async () => {
   await admin.unsafe(`CREATE DATABASE ${name}`);
   const db = await openDatabase({ DATABASE_URL: on(PRIMARY_URL) });
   await db.migrate();
-  organisation = await createOrganisation(db);
+  organisation = await createOrganisation({ db, engine: engageEngine(db) });
   await db.close();
   await until(
     async () => (await replica`SELECT count(*)::int AS n FROM api_token`)[0]!.n === 1,

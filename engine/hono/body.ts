@@ -1,6 +1,6 @@
 /**
- * Body limits (docs/contract.md section 6), decided while reading: a body declared larger than the
- * limit is refused before it is read, and a chunked one is cut off once it passes the limit.
+ * Request bodies within a limit (docs/contract.md section 6), decided while reading: a body declared
+ * larger than the limit is refused before it is read, and a chunked one is cut off once it passes it.
  *
  * Bodies are read here rather than through Hono's bodyLimit and `c.req.text()`: on
  * @hono/node-server either of those turns Node's request into a whole web Request and stream
@@ -10,12 +10,10 @@
 import { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Context, MiddlewareHandler } from 'hono';
-import { ApiError } from '../engine/index.ts';
+import { ApiError } from '../errors.ts';
 
-/** Every endpoint but the batch imports and file uploads. */
+/** The default limit: 1 MiB. */
 export const BODY_LIMIT = 1024 * 1024;
-/** The three batch imports. */
-export const BATCH_LIMIT = 5 * 1024 * 1024;
 
 const tooLarge = (maxSize: number) =>
   new ApiError('PAYLOAD_TOO_LARGE', `the request body is larger than ${maxSize} bytes`);
@@ -43,7 +41,7 @@ export async function readText(c: Context, maxSize: number): Promise<string> {
 
 /**
  * Whether the request's body has not all arrived yet (on @hono/node-server; elsewhere it cannot be
- * told): a response then closes the connection rather than read the rest (server/app.ts).
+ * told): a response then closes the connection rather than read the rest.
  */
 export function bodyUnread(c: Context): boolean {
   const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
@@ -57,7 +55,7 @@ async function* bodyChunks(c: Context): AsyncGenerator<Uint8Array> {
       // Stopping at the limit must leave the socket open for the 413: no destroy on early return.
       yield* incoming.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>;
     } catch (cause) {
-      // The client went away or was cut off (server/node-server.ts): its fault, not the database's.
+      // The client went away or was cut off: its fault, not the database's.
       throw new ApiError('INVALID_REQUEST', 'the connection closed before the whole request body arrived', { cause });
     }
     return;

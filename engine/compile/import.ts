@@ -1,0 +1,159 @@
+/**
+ * The statements of a batch import (plan/import.ts checks the items): look-ups of the tenant's
+ * custom fields, of rows by a column's values, and of fresh keys; then set-based inserts, updates
+ * and custom values. A handful of statements per batch whatever its size, run by the caller in one
+ * transaction.
+ */
+import type { CustomField } from '../custom-fields.ts';
+import type { Row, SqlParam } from '../db/port.ts';
+import { type FieldKind, sqlType } from '../field-kinds.ts';
+import { arrayLiteral } from '../plan/values.ts';
+import type { CustomFields, Field, Resource, Tenancy } from '../registry/index.ts';
+import { upsertCustomValues } from './custom-fields.ts';
+import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
+
+/** Where an import writes: the tenant's value and column (none in a single-tenant registry). */
+export interface ImportScope {
+  readonly tenancy: Tenancy | null;
+  readonly tenant: string | null;
+}
+
+const statement = (text: string, params: Params): CompiledStatement => ({ text, params: params.values });
+
+/** `AND t."workspace_id" = $n`, for a table that has the tenant column. */
+function tenantCondition(alias: string, column: string | null, scope: ImportScope, params: Params): string {
+  if (column === null || scope.tenancy === null || scope.tenant === null) return '';
+  return ` AND ${alias}.${ident(column)} = ${params.add(scope.tenant, sqlType(scope.tenancy.kind))}`;
+}
+
+/** The tenant's custom fields of `custom`'s entity: rows of id, key and type. */
+export function customFieldsOf(custom: CustomFields, scope: ImportScope): CompiledStatement {
+  const params = new Params();
+  return statement(
+    `SELECT d."id"::text AS id, d."key", d."type" FROM ${ident(custom.definitions)} d` +
+      ` WHERE d."entity" = ${params.add(custom.entity, 'text')}${tenantCondition('d', custom.tenant, scope, params)}`,
+    params,
+  );
+}
+
+export interface LookUp {
+  readonly table: string;
+  /** Whether the table's rows have the tenant column (a look-up then stays inside the tenant). */
+  readonly tenant: string | null;
+  readonly column: string;
+  readonly kind: FieldKind;
+  /** The column whose value each row found answers with. */
+  readonly answer: string;
+}
+
+/**
+ * Rows whose `column` is one of `values`: rows of `value` and `answer` as text. A join on unnest
+ * rather than `= ANY($n)`: a generic plan compares every row with every element of ANY, which a
+ * batch of 20,000 keys makes slow.
+ */
+export function lookUp(spec: LookUp, values: readonly string[], scope: ImportScope): CompiledStatement {
+  const params = new Params();
+  const column = `t.${ident(spec.column)}`;
+  return statement(
+    `SELECT ${column}::text AS value, t.${ident(spec.answer)}::text AS answer FROM ${ident(spec.table)} t` +
+      ` JOIN unnest(${params.add(arrayLiteral(values), `${sqlType(spec.kind)}[]`)}) AS k(value)` +
+      ` ON ${column} = k.value WHERE true${tenantCondition('t', spec.tenant, scope, params)}`,
+    params,
+  );
+}
+
+/** `count` new values of a key field's default (a sequence's next values), as text. */
+export function freshKeys(key: Field, count: number): CompiledStatement {
+  const params = new Params();
+  return statement(
+    `SELECT (${key.defaultSql})::text AS key FROM generate_series(1, ${params.add(String(count), 'int')})`,
+    params,
+  );
+}
+
+/**
+ * New rows, each with its key given; a field a row leaves out gets its column default. Rows whose
+ * external_id another transaction took meanwhile are not inserted: the statement returns the keys
+ * of those it inserted.
+ */
+export function insertRows(resource: Resource, rows: readonly Row[], scope: ImportScope): CompiledStatement {
+  const [key] = resource.key;
+  const given = new Set(rows.flatMap((row) => Object.keys(row)));
+  const fields = resource.fields.filter((f) => f === key || given.has(f.name));
+  const params = new Params();
+  const data = rows.map((row) => {
+    const full: Row = { ...row };
+    for (const f of fields) if (!(f.name in full) && f.defaultValue !== undefined) full[f.name] = f.defaultValue;
+    return full;
+  });
+  const tenant = resource.tenant && scope.tenant !== null && scope.tenancy ? resource.tenant : null;
+  const columns = [...(tenant ? [ident(tenant.name)] : []), ...fields.map((f) => ident(f.name))];
+  const values = [
+    ...(tenant ? [params.add(scope.tenant!, sqlType(tenant.kind))] : []),
+    ...fields.map((f) => `b.${ident(f.name)}`),
+  ];
+  const conflict = [...(tenant ? [ident(tenant.name)] : []), '"external_id"'].join(', ');
+  return statement(
+    `INSERT INTO ${ident(resource.table)} (${columns.join(', ')}) SELECT ${values.join(', ')}` +
+      ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')}) AS b(${recordType(fields)})` +
+      ` ON CONFLICT (${conflict}) DO NOTHING RETURNING ${ident(key!.name)}::text AS key`,
+    params,
+  );
+}
+
+/** Matched rows, by key: only the fields each row gives change. */
+export function updateRows(resource: Resource, rows: readonly Row[], scope: ImportScope): CompiledStatement {
+  const [key] = resource.key;
+  const given = new Set(rows.flatMap((row) => Object.keys(row)));
+  const fields = resource.fields.filter((f) => f !== key && given.has(f.name));
+  const params = new Params();
+  // Rows locked in key order, so two batches updating the same records cannot deadlock.
+  const data = rows
+    .map((row): Row => ({ ...row, __keys: Object.keys(row) }))
+    .sort((x, y) => (String(x[key!.name]) < String(y[key!.name]) ? -1 : 1));
+  const sets = fields.map(
+    (f) =>
+      `${ident(f.name)} = CASE WHEN ${params.add(f.name, 'text')} = ANY(b."__keys")` +
+      ` THEN b.${ident(f.name)} ELSE t.${ident(f.name)} END`,
+  );
+  if (resource.updatedAt) sets.push('"updated_at" = now()');
+  if (sets.length === 0) sets.push(`${ident(key!.name)} = t.${ident(key!.name)}`);
+  return statement(
+    `UPDATE ${ident(resource.table)} AS t SET ${sets.join(', ')}` +
+      ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')})` +
+      ` AS b(${recordType([key!, ...fields])}, "__keys" text[])` +
+      ` WHERE t.${ident(key!.name)} = b.${ident(key!.name)}${tenantCondition('t', resource.tenant?.name ?? null, scope, params)}`,
+    params,
+  );
+}
+
+export interface CustomValue {
+  /** The record's key, as text. */
+  readonly parent: string;
+  readonly field: CustomField;
+  readonly value: unknown;
+}
+
+/** Custom-field values into the resource's value table, replacing those already stored. */
+export function writeCustomValues(
+  resource: Resource,
+  custom: CustomFields,
+  values: readonly CustomValue[],
+  scope: ImportScope,
+): CompiledStatement {
+  const params = new Params();
+  const rows = values.map(({ parent, field, value }) => ({
+    parent,
+    field_id: field.id,
+    key: field.key,
+    type: field.type,
+    value,
+  }));
+  const tenant: SqlParam[] = custom.tenant && scope.tenancy && scope.tenant !== null ? [scope.tenant] : [];
+  const tenantColumn = tenant.length ? `${params.add(tenant[0]!, sqlType(scope.tenancy!.kind))} AS tenant, ` : '';
+  const parentType = sqlType(resource.key[0]!.kind);
+  const source =
+    `(SELECT ${tenantColumn}r.* FROM json_to_recordset(${params.add(JSON.stringify(rows), 'json')})` +
+    ` AS r(parent ${parentType}, field_id uuid, key text, type text, value jsonb)) c`;
+  return statement(upsertCustomValues(custom, source), params);
+}

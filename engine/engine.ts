@@ -1,0 +1,183 @@
+/**
+ * The engine: HTTP-agnostic. A request flows one way through its stages:
+ *   parse (raw request -> ApiRequest) -> plan (checked against the registry -> ReadPlan or
+ *   WritePlan) -> compile (one parameterized statement) -> execute (the database port) -> respond.
+ * Hosts give it raw requests and a scope, and get back status, headers and body text. The handlers
+ * (handle/) share one context: the registry, the database and the steps around a statement.
+ */
+import type { PgTable } from 'drizzle-orm/pg-core';
+import { INSTALL_LOCK, installStatements } from './compile/install.ts';
+import type { Scope } from './compile/scope.ts';
+import type { Database } from './db/port.ts';
+import type { ApiError } from './errors.ts';
+import { Context, type EngineObserver } from './handle/context.ts';
+import { explain } from './handle/explain.ts';
+import { type Importer, importers } from './handle/import.ts';
+import { type PageRequest, page } from './handle/page.ts';
+import { read } from './handle/read.ts';
+import { tokens } from './handle/tokens.ts';
+import { write } from './handle/write.ts';
+import { buildOpenApi, type OpenApiOptions } from './openapi.ts';
+import { parseExplain } from './parse/headers.ts';
+import type { RawRequest } from './parse/index.ts';
+import type { Registry } from './registry/index.ts';
+import { readTable } from './registry/table.ts';
+import type { EngineResponse } from './respond.ts';
+import { StageClock } from './timings.ts';
+import type { Tokens } from './tokens.ts';
+
+export interface EngineOptions {
+  readonly registry: Registry;
+  readonly db: Database;
+  /** The most rows one page may hold (MAX_ROWS in the README, default 1000). */
+  readonly maxRows?: number;
+  readonly openapi?: OpenApiOptions;
+  /** Compiled reads kept for repeated requests (default 1000; 0 compiles every read). */
+  readonly readCacheSize?: number;
+  /** Serve statement plans (`Accept: application/vnd.pgrst.plan+json`, PostgREST's db-plan-enabled); off: 406. */
+  readonly planEnabled?: boolean;
+  /** Told of each statement and read-cache lookup, for a host's metrics. */
+  readonly observer?: EngineObserver;
+  /**
+   * Built-in bearer tokens for `{ tokenHash }` scopes, kept in a table `install()` creates
+   * (`engage_token` unless named); off by default. They need a tenanted registry. With `tenants`,
+   * the table of tenants (keyed by one column), deleting a tenant deletes its tokens.
+   */
+  readonly tokens?: boolean | { readonly table?: string; readonly tenants?: PgTable };
+}
+
+export interface HandleOptions {
+  /** Measure the stages (parse, plan, compile, db, respond) into `EngineResponse.timings`. */
+  readonly timings?: boolean;
+}
+
+export interface Engine {
+  readonly registry: Registry;
+  /**
+   * Creates what the engine's statements need in the database, idempotently: call it once at
+   * start-up (every process may; installs take turns). See compile/install.ts for what it creates.
+   */
+  install(): Promise<void>;
+  /**
+   * Serves one request on a resource, for a scope: `{ tenant }` when the host knows the tenant,
+   * `{ tokenHash }` with built-in tokens, nothing in a single-tenant registry. Throws ApiError for
+   * every failure a caller can cause.
+   */
+  handle(request: RawRequest, scope?: Scope, options?: HandleOptions): Promise<EngineResponse>;
+  /**
+   * A keyset page of a collection (`contacts`): `{"data": [...], "next_cursor": ...}` as JSON text.
+   * Throws ApiError as `handle` does; 404 for a collection without keyset pages.
+   */
+  page(collection: string, request: PageRequest, scope?: Scope): Promise<string>;
+  /**
+   * The tenant a scope stands for: a host's own, or a built-in token's (null when the token is
+   * unknown, expired or revoked); the empty string in a single-tenant registry.
+   */
+  authorize(scope?: Scope): Promise<string | null>;
+  /**
+   * The error a caller whose request failed with `error` should see: a caller learns that their
+   * token is bad before anything else about the request, so a 4xx becomes 401 when the scope's
+   * token is not valid. `handle` and `page` apply this themselves; a host applies it to failures
+   * of its own (a body over its limit, an unknown path) before rendering them.
+   */
+  tokenFirst(scope: Scope | undefined, error: unknown): Promise<ApiError>;
+  /** Any thrown value as the ApiError a caller sees (a database failure by its SQLSTATE, else a 500). */
+  asApiError(error: unknown): ApiError;
+  /** The OpenAPI 3.1 document, built once from the registry. */
+  openapi(): Record<string, unknown>;
+  /**
+   * With read replicas, the Consistency-Token of writes the host made itself (an import): a read
+   * sending it back sees them. Undefined without replicas.
+   */
+  position(): Promise<string | undefined>;
+  /** Built-in tokens: create, list, revoke; null when the engine has none. */
+  readonly tokens: Tokens | null;
+  /** Batch imports of a collection whose resource offers them (`imports` in its definition). */
+  importer(collection: string): Importer | undefined;
+}
+
+/**
+ * An engine over a registry and a database.
+ * @example
+ * const engine = createEngine({ registry: createRegistry(resources, { tenant: 'workspace_id' }), db });
+ * await engine.install();
+ * const { status, headers, body } = await engine.handle(
+ *   { method: 'GET', resource: 'project', query: 'limit=10', header: () => null },
+ *   { tenant: workspaceId },
+ * );
+ */
+export function createEngine(options: EngineOptions): Engine {
+  const { registry, db } = options;
+  const tokenOptions = options.tokens === true ? {} : options.tokens || null;
+  const tokenTable = tokenOptions === null ? null : (tokenOptions.table ?? 'engage_token');
+  if (tokenTable !== null && registry.tenant === null) {
+    throw new Error('engine: built-in tokens act for a tenant, and this registry has none: declare its tenant');
+  }
+  const ctx = new Context({
+    registry,
+    db,
+    maxRows: options.maxRows ?? 1000,
+    readCacheSize: options.readCacheSize ?? 1000,
+    planEnabled: options.planEnabled ?? false,
+    observer: options.observer,
+    tokens: tokenTable,
+  });
+  let openapi: Record<string, unknown> | undefined;
+  const imports = importers(ctx);
+
+  return {
+    registry,
+
+    async install() {
+      const tenants = tokenOptions?.tenants && readTable(tokenOptions.tenants);
+      const statements = installStatements({
+        tenancy: registry.tenant,
+        customFields: registry.resources.some((r) => r.customFields),
+        tokens:
+          tokenTable === null
+            ? null
+            : {
+                table: tokenTable,
+                tenants: tenants ? { table: tenants.name, key: tenants.primaryKey[0]! } : null,
+              },
+      });
+      await db.transaction(async (tx) => {
+        await tx.query(INSTALL_LOCK);
+        for (const statement of statements) await tx.query(statement);
+      });
+    },
+
+    async handle(raw, scope, handleOptions) {
+      const clock = handleOptions?.timings ? new StageClock() : undefined;
+      if (raw.method !== 'OPTIONS') {
+        const wanted = parseExplain(raw.header('accept'), raw.header('prefer'));
+        if (wanted) return explain(ctx, raw, wanted, scope, clock);
+      }
+      if (raw.method === 'POST' || raw.method === 'PATCH' || raw.method === 'DELETE') {
+        return write(ctx, { ...raw, method: raw.method }, scope, clock);
+      }
+      if (raw.method === 'OPTIONS') {
+        const { resource } = await ctx.untilAuthorized(scope, async () => ({
+          resource: ctx.resourceFor(raw.resource, raw.method),
+          authorized: (await ctx.authorize(scope)) === null ? 0 : 1,
+        }));
+        return { status: 200, headers: { Allow: ctx.allow(resource) }, body: null };
+      }
+      return read(ctx, raw, scope, clock);
+    },
+
+    page: (collection, request, scope) => page(ctx, collection, request, scope),
+    authorize: (scope) => ctx.authorize(scope),
+    tokenFirst: (scope, error) => ctx.tokenFirst(scope, error),
+    asApiError: (error) => ctx.fail(error),
+    position: () => ctx.position(),
+
+    openapi() {
+      openapi ??= buildOpenApi(registry, options.openapi);
+      return openapi;
+    },
+
+    tokens: tokenTable === null ? null : tokens(ctx, tokenTable, registry.tenant!),
+    importer: (collection) => imports.get(collection),
+  };
+}

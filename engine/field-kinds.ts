@@ -1,0 +1,178 @@
+/**
+ * The kinds of value a field holds, one record each: the column types of the kind, the SQL type its
+ * values are cast to, how a body value is checked, how a filter value is checked and described, its
+ * JSON Schema and TypeScript type (rows leave the API as PostgreSQL's JSON gives them), and how a
+ * CSV cell becomes the JSON value a body would give. Every stage reads its part from here, so a new
+ * kind is one entry, and the type checker holds each entry to every part.
+ */
+import * as v from 'valibot';
+import { DATE, NOT_STORABLE, realDate, storable, TIMESTAMP } from './formats.ts';
+import { parseJson } from './parse/body.ts';
+
+interface KindSpec {
+  /** The column types (drizzle's `getSQLType()`) of this kind. */
+  readonly columns: readonly string[];
+  /** The SQL type its values are cast to, and the type of its columns in `json_to_recordset`. */
+  readonly sql: string;
+  /** A body value, checked with valibot; messages say what the value must be. */
+  readonly body: () => v.GenericSchema;
+  /** What a filter value must be, in messages ("a uuid"). */
+  readonly described: string;
+  /** A filter value's check before the database sees it; PostgreSQL parses the kinds without one. */
+  readonly filter?: (value: string) => boolean;
+  /** JSON Schema of its values as rows leave the API (`{}`: any JSON value). */
+  readonly jsonSchema: { readonly type?: string; readonly format?: string; readonly items?: { type: string } };
+  /** The TypeScript type of its values. */
+  readonly typescript: string;
+  /** A CSV cell (never empty) as the JSON value a body gives; a cell that is no such value stays text. */
+  readonly fromCsv: (cell: string) => unknown;
+}
+
+/** Filters also take the other spellings of a uuid PostgreSQL reads (braces, no hyphens). */
+const ANY_UUID = /^\{?[0-9a-f]{8}-?(?:[0-9a-f]{4}-?){3}[0-9a-f]{12}\}?$/i;
+const INTEGER = /^\s*[+-]?\d+\s*$/;
+const FILTER_NUMERIC = /^\s*(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|[+-]?infinity|nan)\s*$/i;
+const BOOLEAN = new Set(['t', 'true', 'y', 'yes', 'on', '1', 'f', 'false', 'n', 'no', 'off', '0']);
+/** A body's numeric given as a string, for values a double cannot carry exactly. */
+const BODY_NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+/** Exponents PostgreSQL's numeric takes without overflowing. */
+const sensibleExponent = (text: string) => Math.abs(Number(/e([+-]?\d+)$/i.exec(text)?.[1] ?? 0)) <= 1000;
+const INT4 = { min: -2147483648, max: 2147483647 };
+
+const text = () => v.pipe(v.string('must be a string'), v.check(storable, NOT_STORABLE));
+const asIs = (cell: string): unknown => cell;
+const number = (cell: string): unknown => (cell.trim() !== '' && Number.isFinite(Number(cell)) ? Number(cell) : cell);
+const json = (cell: string): unknown => {
+  try {
+    return parseJson(cell);
+  } catch {
+    return cell;
+  }
+};
+
+export const KINDS = {
+  uuid: {
+    columns: ['uuid'],
+    sql: 'uuid',
+    body: () => v.pipe(v.string('must be a uuid'), v.uuid('must be a uuid')),
+    described: 'a uuid',
+    filter: (value) => ANY_UUID.test(value),
+    jsonSchema: { type: 'string', format: 'uuid' },
+    typescript: 'string',
+    fromCsv: asIs,
+  },
+  text: {
+    columns: ['text'],
+    sql: 'text',
+    body: text,
+    described: 'text',
+    jsonSchema: { type: 'string' },
+    typescript: 'string',
+    fromCsv: asIs,
+  },
+  boolean: {
+    columns: ['boolean'],
+    sql: 'boolean',
+    body: () => v.boolean('must be true or false'),
+    described: 'a boolean (true or false)',
+    filter: (value) => BOOLEAN.has(value.trim().toLowerCase()),
+    jsonSchema: { type: 'boolean' },
+    typescript: 'boolean',
+    fromCsv: (cell) => (cell === 'true' ? true : cell === 'false' ? false : cell),
+  },
+  integer: {
+    columns: ['integer', 'serial'],
+    sql: 'int4',
+    body: () =>
+      v.pipe(
+        v.number('must be a whole number'),
+        v.integer('must be a whole number'),
+        v.minValue(INT4.min, 'is too small'),
+        v.maxValue(INT4.max, 'is too large'),
+      ),
+    described: 'a whole number',
+    filter: (value) => INTEGER.test(value) && Number(value) >= INT4.min && Number(value) <= INT4.max,
+    jsonSchema: { type: 'integer', format: 'int32' },
+    typescript: 'number',
+    fromCsv: number,
+  },
+  numeric: {
+    columns: ['numeric'],
+    sql: 'numeric',
+    // A JSON number, or a string holding one for values a double cannot carry exactly.
+    body: () =>
+      v.union(
+        [v.pipe(v.number(), v.finite()), v.pipe(v.string(), v.regex(BODY_NUMERIC), v.check(sensibleExponent))],
+        'must be a number',
+      ),
+    described: 'a number',
+    filter: (value) => FILTER_NUMERIC.test(value),
+    jsonSchema: { type: 'number' },
+    typescript: 'number',
+    fromCsv: number,
+  },
+  date: {
+    columns: ['date'],
+    sql: 'date',
+    body: () =>
+      v.pipe(
+        v.string('must be a date (YYYY-MM-DD)'),
+        v.regex(DATE, 'must be a date (YYYY-MM-DD)'),
+        v.check(realDate, 'is not a real date'),
+      ),
+    described: 'a date (YYYY-MM-DD)',
+    jsonSchema: { type: 'string', format: 'date' },
+    typescript: 'string',
+    fromCsv: asIs,
+  },
+  timestamptz: {
+    columns: ['timestamp with time zone'],
+    sql: 'timestamptz',
+    body: () =>
+      v.pipe(
+        v.string('must be an ISO 8601 timestamp with an offset'),
+        v.regex(TIMESTAMP, 'must be an ISO 8601 timestamp with an offset, such as 2026-12-01T09:00:00Z'),
+        v.check(realDate, 'is not a real date'),
+      ),
+    described: 'an ISO 8601 timestamp',
+    jsonSchema: { type: 'string', format: 'date-time' },
+    typescript: 'string',
+    fromCsv: asIs,
+  },
+  'text[]': {
+    columns: ['text[]'],
+    sql: 'text[]',
+    body: () => v.array(text(), 'must be an array of strings'),
+    described: 'an array literal such as {a,b}',
+    jsonSchema: { type: 'array', items: { type: 'string' } },
+    typescript: 'string[]',
+    fromCsv: json,
+  },
+  jsonb: {
+    columns: ['jsonb'],
+    sql: 'jsonb',
+    body: () => v.unknown(),
+    described: 'JSON',
+    jsonSchema: {},
+    typescript: 'Json',
+    fromCsv: json,
+  },
+} as const satisfies Record<string, KindSpec>;
+
+export type FieldKind = keyof typeof KINDS;
+
+/** The kinds, in the order of the record. */
+export const FIELD_KINDS = Object.keys(KINDS) as FieldKind[];
+
+/** The SQL type each kind's values are cast to. */
+export const sqlType = (kind: FieldKind): string => KINDS[kind].sql;
+
+const BY_COLUMN_TYPE: ReadonlyMap<string, FieldKind> = new Map(
+  FIELD_KINDS.flatMap((kind) => KINDS[kind].columns.map((column) => [column, kind] as const)),
+);
+
+/** The kind of a column of this SQL type, or undefined when the engine has none for it. */
+export const kindOfColumn = (sqlType: string): FieldKind | undefined => BY_COLUMN_TYPE.get(sqlType);
+
+/** Every column type the engine reads, for the message that refuses another. */
+export const COLUMN_TYPES: readonly string[] = [...BY_COLUMN_TYPE.keys()];

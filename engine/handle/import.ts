@@ -1,0 +1,211 @@
+/**
+ * Batch imports of a collection: items matched on `external_id` within the tenant (updated) or
+ * created, with custom-field values by key. Items are checked one by one (plan/import.ts); valid
+ * items are written even when others fail, and each gets a result. The statements
+ * (compile/import.ts) are set-based, a handful per batch whatever its size, run through the
+ * caller's transaction.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  type CustomValue,
+  customFieldsOf,
+  freshKeys,
+  type ImportScope,
+  insertRows,
+  type LookUp,
+  lookUp,
+  updateRows,
+  writeCustomValues,
+} from '../compile/import.ts';
+import type { CompiledStatement } from '../compile/sql.ts';
+import { CUSTOM_FIELD_TYPES, type CustomField } from '../custom-fields.ts';
+import type { Queryable, Row } from '../db/port.ts';
+import { type FieldKind, KINDS } from '../field-kinds.ts';
+import { type Accepted, type BatchResult, checkItems, failure, type ItemResult, inYour } from '../plan/import.ts';
+import type { Resource } from '../registry/index.ts';
+import type { Context } from './context.ts';
+
+/** What a host's import feature uses of the engine: one per collection with imports. */
+export interface Importer {
+  readonly collection: string;
+  readonly resource: Resource;
+  /**
+   * Imports items for a tenant (null in a single-tenant registry) through `q`, inside the caller's
+   * transaction. `offset` is the index of the first item, for a file read in pieces.
+   */
+  write(q: Queryable, tenant: string | null, items: readonly unknown[], offset?: number): Promise<BatchResult>;
+  /**
+   * What a CSV record (header -> cell text) becomes: an item with each cell the JSON value its field
+   * or the tenant's custom field takes; empty cells are left out.
+   */
+  csv(q: Queryable, tenant: string | null): Promise<(record: Readonly<Record<string, string>>) => Row>;
+}
+
+const run = async <T extends Row>(q: Queryable, s: CompiledStatement) => q.query<T>(s.text, s.params);
+
+/** A value as PostgreSQL's text of it: uuids in lower case. */
+const folded = (kind: FieldKind, value: string) => (kind === 'uuid' ? value.toLowerCase() : value);
+
+/** Distinct string values of `field` among the rows. */
+const valuesOf = (rows: readonly Accepted[], field: string) => [
+  ...new Set(rows.map((a) => a.row[field]).filter((v): v is string => typeof v === 'string')),
+];
+
+export function importers(ctx: Context): ReadonlyMap<string, Importer> {
+  const { tenant: tenancy } = ctx.registry;
+  return new Map(
+    ctx.registry.resources.flatMap((resource) =>
+      resource.imports && resource.collection
+        ? [[resource.collection, importer(ctx, resource, resource.collection)] as const]
+        : [],
+    ),
+  );
+
+  function importer(ctx: Context, resource: Resource, collection: string): Importer {
+    const key = resource.key[0]!;
+    const custom = resource.imports!.customFields;
+    const tenantColumn = resource.tenant?.name ?? null;
+    const byExternalId: LookUp = {
+      table: resource.table,
+      tenant: tenantColumn,
+      column: 'external_id',
+      kind: 'text',
+      answer: key.name,
+    };
+    const byKey: LookUp = { ...byExternalId, column: key.name, kind: key.kind };
+    const references = resource.references
+      .filter((r) => r.fields.length === 1)
+      .map((r) => ({
+        field: r.fields[0]!,
+        spec: {
+          table: r.table,
+          tenant: r.targetTenanted ? tenancy!.column : null,
+          column: r.targetFields[0]!,
+          kind: resource.field(r.fields[0]!)!.kind,
+          answer: r.targetFields[0]!,
+        } satisfies LookUp,
+      }));
+
+    async function customFields(q: Queryable, scope: ImportScope): Promise<Map<string, CustomField>> {
+      if (!custom) return new Map();
+      const rows = await run<{ id: string; key: string; type: CustomField['type'] }>(q, customFieldsOf(custom, scope));
+      return new Map(rows.map((f) => [f.key, f]));
+    }
+
+    async function found(q: Queryable, spec: LookUp, values: string[], scope: ImportScope) {
+      if (values.length === 0) return new Map<string, string>();
+      const rows = await run<{ value: string; answer: string }>(q, lookUp(spec, values, scope));
+      return new Map(rows.map((r) => [r.value, r.answer]));
+    }
+
+    /** Keys for new rows that give none: uuids made here, other kinds from the column's default. */
+    async function newKeys(q: Queryable, count: number): Promise<string[]> {
+      if (count === 0) return [];
+      if (key.kind === 'uuid') return Array.from({ length: count }, () => randomUUID());
+      if (key.defaultSql === undefined) throw new Error(`engine: ${resource.name}.${key.name} has no default`);
+      return (await run<{ key: string }>(q, freshKeys(key, count))).map((r) => r.key);
+    }
+
+    return {
+      collection,
+      resource,
+
+      async write(q, tenant, items, offset = 0) {
+        const scope: ImportScope = { tenancy, tenant };
+        const where = inYour(tenancy);
+        const checked = checkItems(
+          { resource, schemas: ctx.schemas(resource), tenancy, tenant, customFields: await customFields(q, scope) },
+          items,
+          offset,
+        );
+        const { results } = checked;
+        let accepted = checked.accepted;
+        const refuse = (result: ItemResult) => {
+          results.push(result);
+          return false;
+        };
+
+        // References must name records the tenant can see; a given key must not be taken.
+        for (const { field, spec } of references) {
+          const known = await found(q, spec, valuesOf(accepted, field), scope);
+          accepted = accepted.filter((a) => {
+            const value = a.row[field];
+            if (typeof value !== 'string' || known.has(folded(spec.kind, value))) return true;
+            return refuse(
+              failure(a.index, 'REFERENCE_NOT_FOUND', `the record that ${field} points to does not exist${where}`, {
+                fields: [field],
+              }),
+            );
+          });
+        }
+        const existing = await found(q, byExternalId, valuesOf(accepted, 'external_id'), scope);
+        const toUpdate = accepted.filter(
+          (a) => typeof a.row.external_id === 'string' && existing.has(a.row.external_id),
+        );
+        let toCreate = accepted.filter((a) => !toUpdate.includes(a));
+        const taken = await found(q, byKey, valuesOf(toCreate, key.name), scope);
+        toCreate = toCreate.filter((a) => {
+          const given = a.row[key.name];
+          if (typeof given !== 'string' || !taken.has(folded(key.kind, given))) return true;
+          return refuse(
+            failure(a.index, 'CONFLICT', `a record with this ${key.name} already exists${where}`, {
+              fields: [key.name],
+            }),
+          );
+        });
+
+        const keys = new Map<Accepted, string>();
+        const fresh = await newKeys(q, toCreate.filter((a) => a.row[key.name] === undefined).length);
+        for (const a of toCreate) keys.set(a, a.row[key.name] === undefined ? fresh.pop()! : String(a.row[key.name]));
+        for (const a of toUpdate) keys.set(a, existing.get(a.row.external_id as string)!);
+        const withKey = (a: Accepted): Row => ({ ...a.row, [key.name]: keys.get(a) });
+
+        // A concurrent import may have created an external_id since the look-up: those become updates.
+        if (toCreate.length > 0) {
+          const inserted = new Set(
+            (await run<{ key: string }>(q, insertRows(resource, toCreate.map(withKey), scope))).map((r) => r.key),
+          );
+          const raced = toCreate.filter((a) => !inserted.has(folded(key.kind, keys.get(a)!)));
+          if (raced.length > 0) {
+            const now = await found(q, byExternalId, valuesOf(raced, 'external_id'), scope);
+            for (const a of raced) keys.set(a, now.get(a.row.external_id as string)!);
+            toCreate = toCreate.filter((a) => !raced.includes(a));
+            toUpdate.push(...raced);
+          }
+        }
+        if (toUpdate.length > 0) await run(q, updateRows(resource, toUpdate.map(withKey), scope));
+        const values: CustomValue[] = [...toCreate, ...toUpdate].flatMap((a) =>
+          a.custom.map(([field, value]) => ({ parent: keys.get(a)!, field, value })),
+        );
+        if (values.length > 0 && custom) await run(q, writeCustomValues(resource, custom, values, scope));
+
+        for (const a of toCreate) results.push({ index: a.index, status: 'created', id: keys.get(a)! });
+        for (const a of toUpdate) results.push({ index: a.index, status: 'updated', id: keys.get(a)! });
+        results.sort((x, y) => x.index - y.index);
+        return {
+          created: toCreate.length,
+          updated: toUpdate.length,
+          failed: results.length - toCreate.length - toUpdate.length,
+          results,
+        };
+      },
+
+      async csv(q, tenant) {
+        const fields = await customFields(q, { tenancy, tenant });
+        const kindOf = (name: string) => {
+          const type = fields.get(name)?.type;
+          return resource.field(name)?.kind ?? (type && CUSTOM_FIELD_TYPES[type].kind);
+        };
+        return (record) => {
+          const item: Row = {};
+          for (const [name, cell] of Object.entries(record)) {
+            if (cell === '') continue;
+            const kind = kindOf(name);
+            item[name] = kind ? KINDS[kind].fromCsv(cell) : cell;
+          }
+          return item;
+        };
+      },
+    };
+  }
+}

@@ -1,0 +1,73 @@
+/** POST, PATCH and DELETE on a resource: parse, plan and compile, one statement, respond. */
+import type { Scope } from '../compile/scope.ts';
+import { compileWrite } from '../compile/write.ts';
+import { ApiError } from '../errors.ts';
+import { parseJsonBody } from '../parse/body.ts';
+import { parseRequest, type RawRequest } from '../parse/index.ts';
+import { planDelete, planInsert, planUpdate } from '../plan/write.ts';
+import { type EngineResponse, respondWrite } from '../respond.ts';
+import type { StageClock } from '../timings.ts';
+import type { Context } from './context.ts';
+
+export type WriteRequest = RawRequest & { readonly method: 'POST' | 'PATCH' | 'DELETE' };
+
+interface WriteRow {
+  authorized: number;
+  allowed: number;
+  affected: number;
+  inserted: number;
+  /** The written row's key values as a JSON array, when one row was written. */
+  location: string | null;
+  body: string | null;
+}
+
+/** A write's plan and statement: parse, plan and compile. */
+export function compileWriteRequest(ctx: Context, raw: WriteRequest, scope: Scope | undefined, clock?: StageClock) {
+  const resource = ctx.resourceFor(raw.resource, raw.method);
+  const request = parseRequest(raw);
+  const schemas = ctx.schemas(resource);
+  // DELETE takes no body; POST and PATCH take JSON.
+  const body = raw.method === 'DELETE' ? null : parseJsonBody(raw.body ?? null, raw.header('content-type'));
+  clock?.lap('parse');
+  const plan =
+    raw.method === 'DELETE'
+      ? planDelete(resource, request, ctx.maxRows)
+      : raw.method === 'POST'
+        ? planInsert(resource, schemas, request, body, ctx.maxRows)
+        : planUpdate(resource, schemas, request, body, ctx.maxRows);
+  clock?.lap('plan');
+  const statement = compileWrite(plan, scope, ctx.scoping);
+  clock?.lap('compile');
+  return { plan, statement };
+}
+
+export async function write(
+  ctx: Context,
+  raw: WriteRequest,
+  scope: Scope | undefined,
+  clock?: StageClock,
+): Promise<EngineResponse> {
+  const { plan, row } = await ctx.untilAuthorized(scope, async () => {
+    const { plan, statement } = compileWriteRequest(ctx, raw, scope, clock);
+    // One statement is atomic by itself; `Prefer: tx=rollback` needs a transaction to undo it.
+    const [row] = plan.rollback
+      ? await ctx.dryRun<WriteRow>(statement.text, statement.params, scope)
+      : await ctx.execute<WriteRow>(statement.text, statement.params, scope, 'write');
+    clock?.lap('db');
+    return { plan, row: row!, authorized: row?.authorized ?? 0 };
+  });
+  if (row.allowed !== 1) {
+    const { tenancy } = ctx.scoping;
+    const noun = tenancy?.noun ?? 'tenant';
+    throw new ApiError('FORBIDDEN', `the body names another ${noun}; a request acts for its own ${noun} only`, {
+      hint: `Leave ${tenancy?.column ?? 'the tenant'} out of the body: it is the caller's own.`,
+    });
+  }
+  const written = respondWrite(plan, {
+    affected: row.affected,
+    inserted: row.inserted,
+    location: row.location === null ? null : (JSON.parse(row.location) as unknown[]),
+    body: row.body,
+  });
+  return ctx.timed(plan.rollback ? written : await ctx.withPosition(written), clock);
+}

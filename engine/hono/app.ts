@@ -1,0 +1,147 @@
+/**
+ * The Hono adapter: every resource of an engine's registry under the path where the app is
+ * mounted, its OpenAPI document at that path itself, and every failure as the contract's error body
+ * with a `Request-Id`. The host says who the caller is (`scope`), and keeps everything else (routes,
+ * logs, metrics) its own.
+ */
+import { type Context, Hono } from 'hono';
+import { requestId } from 'hono/request-id';
+import type { Scope } from '../compile/scope.ts';
+import type { Engine } from '../engine.ts';
+import { ApiError, unauthorized } from '../errors.ts';
+import { contentType, JSON_MEDIA } from '../media-types.ts';
+import { STAGES, type Timings } from '../timings.ts';
+import { BODY_LIMIT, bodyUnread, limitDeclaredBody, readText } from './body.ts';
+import { renderError } from './errors.ts';
+
+export interface EngageAppOptions {
+  readonly engine: Engine;
+  /**
+   * Who the caller is: `{ tenant }` when the host knows it (its own sessions, JWTs, an API
+   * gateway), `{ tokenHash }` for built-in tokens (`bearerToken()`); throw an ApiError (such as
+   * `unauthorized()`) to refuse the request. Left out in a single-tenant registry.
+   */
+  readonly scope?: (c: Context) => Scope | Promise<Scope>;
+  /**
+   * The host's own checks of a request (a version header), run once the scope is known: a failure
+   * it throws is told after a bad token, as the engine's own are.
+   */
+  readonly check?: (c: Context) => void | Promise<void>;
+  /** The largest request body in bytes (default 1 MiB): larger ones are 413, decided while reading. */
+  readonly bodyLimit?: number;
+  /** Told of every failure before it is rendered (a logger, an access log): a 5xx carries its cause. */
+  readonly onError?: (error: ApiError, c: Context) => void;
+  /** A Server-Timing header (parse, plan, compile, db, respond) on resource responses. */
+  readonly serverTiming?: boolean;
+}
+
+/** `parse;dur=0.1, plan;dur=0.2, ...` (ms), as PostgREST's Server-Timing. */
+const serverTiming = (timings: Timings) =>
+  STAGES.map((stage) => `${stage};dur=${timings[stage].toFixed(1)}`).join(', ');
+
+const setRequestId = requestId({ headerName: 'Request-Id' });
+
+/**
+ * @example
+ * const host = new Hono();
+ * host.route('/crm', engageApp({ engine, scope: (c) => ({ tenant: c.get('session').workspaceId }) }));
+ * // GET /crm/project?select=*,task(*) ... and GET /crm/ for the OpenAPI document
+ */
+export function engageApp(options: EngageAppOptions): Hono {
+  const { engine } = options;
+  const limit = options.bodyLimit ?? BODY_LIMIT;
+  const app = new Hono();
+  /** The document with its server where the app is mounted, unless the engine was told its URL. */
+  const documents = new Map<string, string>();
+
+  const fail = (c: Context, error: ApiError) => {
+    options.onError?.(error, c);
+    return renderError(c, error);
+  };
+  const scopeOf = async (c: Context) => (options.scope ? options.scope(c) : undefined);
+
+  // The host's own request id, when it set one, stays the request's.
+  app.use(async (c, next) => (c.get('requestId') ? next() : setRequestId(c, next)));
+  // Responses hold one tenant's data: no shared cache may keep them, no browser may guess their type.
+  // A body left unread (refused while reading) closes the connection rather than be read to the end.
+  app.use(async (c, next) => {
+    c.header('Cache-Control', 'no-store');
+    c.header('X-Content-Type-Options', 'nosniff');
+    await next();
+    if (bodyUnread(c)) c.res.headers.set('Connection', 'close');
+  });
+  app.use(limitDeclaredBody(limit));
+
+  /** The OpenAPI document, for a caller the scope lets in (a token's validity costs one statement). */
+  async function openapi(c: Context, base: string) {
+    let scope: Scope | undefined;
+    try {
+      scope = await scopeOf(c);
+      await options.check?.(c);
+      if ((await engine.authorize(scope)) === null) throw unauthorized();
+    } catch (error) {
+      return fail(c, await engine.tokenFirst(scope, error));
+    }
+    let text = documents.get(base);
+    if (text === undefined) {
+      const document = engine.openapi();
+      text = JSON.stringify(document.servers ? document : { ...document, servers: [{ url: base || '/' }] });
+      documents.set(base, text);
+    }
+    // PostgREST's media type when asked for it; plain JSON otherwise.
+    const media = c.req.header('accept')?.includes('application/openapi+json')
+      ? 'application/openapi+json'
+      : JSON_MEDIA;
+    return c.body(text, 200, { 'Content-Type': contentType(media) });
+  }
+
+  app.get('/', (c) => openapi(c, c.req.path));
+
+  app.all('/:resource', async (c) => {
+    let scope: Scope | undefined;
+    try {
+      scope = await scopeOf(c);
+      await options.check?.(c);
+      const url = c.req.url;
+      const q = url.indexOf('?');
+      const body = c.req.method === 'POST' || c.req.method === 'PATCH' ? await readText(c, limit) : null;
+      const response = await engine.handle(
+        {
+          method: c.req.method,
+          resource: c.req.param('resource'),
+          query: q < 0 ? '' : url.slice(q + 1),
+          header: (name) => c.req.header(name),
+          body,
+        },
+        scope,
+        options.serverTiming ? { timings: true } : undefined,
+      );
+      const status = response.status as 200;
+      if (response.timings) c.header('Server-Timing', serverTiming(response.timings));
+      if (response.body === null) return c.body(null, status, response.headers);
+      // Known length: a host's access log reads it rather than counting the body as it streams.
+      c.header('Content-Length', String(Buffer.byteLength(response.body)));
+      return c.body(response.body, status, response.headers);
+    } catch (error) {
+      return fail(c, await engine.tokenFirst(scope, error));
+    }
+  });
+
+  // The mount path with its trailing slash is the document too; anything else is not served.
+  app.all('*', async (c) => {
+    const base = c.req.routePath.replace(/\/?\*$/, '');
+    const rest = c.req.path.slice(base.length);
+    if (rest === '/' && (c.req.method === 'GET' || c.req.method === 'HEAD')) return openapi(c, base);
+    let scope: Scope | undefined;
+    const error = new ApiError('NOT_FOUND', `nothing is served at ${c.req.method} ${c.req.path}`);
+    try {
+      scope = await scopeOf(c);
+    } catch (refused) {
+      return fail(c, engine.asApiError(refused));
+    }
+    return fail(c, await engine.tokenFirst(scope, error));
+  });
+
+  app.onError((error, c) => fail(c, engine.asApiError(error)));
+  return app;
+}

@@ -1,0 +1,470 @@
+/**
+ * The resource registry: what the API serves, read once at start-up. A resource definition names
+ * its drizzle table and says which verbs it offers, which fields may be filtered and ordered and
+ * which are managed by the server. Field names, kinds, enums, nullability, keys, defaults and
+ * references are read from the table, so the registry cannot disagree with the database; the
+ * registry declares the tenancy (`createRegistry(resources, { tenant: 'workspace_id' })`) and
+ * checks every convention the engine relies on, refusing a schema that breaks one with a sentence
+ * naming the resource and the fix.
+ */
+import type { PgTable } from 'drizzle-orm/pg-core';
+import { CUSTOM_FIELD_TYPES } from '../custom-fields.ts';
+import { COLUMN_TYPES, type FieldKind, kindOfColumn } from '../field-kinds.ts';
+import { referencesOf, relationsOf } from './relations.ts';
+import { readTable, type TableShape, tableName } from './table.ts';
+
+export const VERBS = ['GET', 'POST', 'PATCH', 'DELETE'] as const;
+export type Verb = (typeof VERBS)[number];
+
+export interface Field {
+  readonly name: string;
+  readonly kind: FieldKind;
+  readonly enum: readonly string[] | undefined;
+  readonly nullable: boolean;
+  /** The column's default when it is a plain value (false, 0, 'virtual'), for `Prefer: missing=default`. */
+  readonly defaultValue: unknown;
+  /** What the database gives a row that leaves the field out, as SQL (`gen_random_uuid()`, an identity's next value). */
+  readonly defaultSql: string | undefined;
+  readonly filterable: boolean;
+  /** An allowed order field, or a field of the table's key (clients sort by the key by default). */
+  readonly orderable: boolean;
+  /**
+   * Set by the server: a body's value is ignored, except that a key field may be given on create
+   * and the tenant column must name the caller's own tenant.
+   */
+  readonly serverManaged: boolean;
+  /** Part of an index or unique constraint, which bounds how long its values may be. */
+  readonly indexed: boolean;
+  readonly description: string | undefined;
+}
+
+/** Custom-field values kept in a value table shaped like `appointment_custom_field`. */
+export interface CustomFieldsDefinition {
+  /** The `entity` of the definitions whose fields these are. */
+  readonly entity: string;
+  /** The value table. */
+  readonly values: PgTable;
+  /** Its column that points at the record's key. */
+  readonly parentKey: string;
+  /** The table of custom-field definitions (`custom_field`): id, key, type and entity of each field. */
+  readonly definitions: PgTable;
+}
+
+export interface CustomFields {
+  readonly entity: string;
+  /** The value table. */
+  readonly table: string;
+  readonly parentKey: string;
+  /** The table of custom-field definitions. */
+  readonly definitions: string;
+  /** The tenant column of both tables, in a tenanted registry. */
+  readonly tenant: string | null;
+}
+
+/**
+ * A rule a body value must follow beyond its type, checked on create and update alike: for
+ * example, only virtual calendars may be created. `allows` sees the value the body gives.
+ */
+export interface FieldRule {
+  readonly field: string;
+  readonly allows: (value: unknown) => boolean;
+  readonly message: string;
+}
+
+export interface ResourceDefinition {
+  readonly name: string;
+  readonly table: PgTable;
+  readonly description?: string;
+  readonly verbs: readonly Verb[];
+  /**
+   * `false`: the rows are shared by every tenant (a list of countries), read and written without a
+   * tenant filter. Tenanted by default in a registry with a tenant.
+   */
+  readonly tenant?: false;
+  /** Fields `order` may name besides the table's key; none when absent. */
+  readonly orderable?: readonly string[];
+  /** Fields filters may name; every field when absent. */
+  readonly filterable?: readonly string[];
+  /**
+   * Fields the server sets. By default the tenant column, `created_at` and `updated_at` where the
+   * table has them, and key fields the database generates (which a create may still give).
+   */
+  readonly serverManaged?: readonly string[];
+  /** Custom-field values shown as extra properties named by each definition's key (`*_details`). */
+  readonly customFields?: CustomFieldsDefinition;
+  readonly fieldDescriptions?: Readonly<Record<string, string>>;
+  readonly rules?: readonly FieldRule[];
+  /** Its name in a host's versioned routes (`/v1/<collection>`), where its keyset pages and imports are. */
+  readonly collection?: string;
+  /** Keyset pages ordered by these non-null fields, which an index must serve and which together are unique. */
+  readonly keyset?: readonly string[];
+  /** Batch imports: items matched on `external_id` (updated) or created, with these custom fields. */
+  readonly imports?: { readonly customFields?: CustomFieldsDefinition };
+  /**
+   * The relations embeds may follow are derived from foreign keys, named by the resource at the
+   * other end. By foreign key name: `false` hides that relation of this resource, a string renames it.
+   */
+  readonly relations?: Readonly<Record<string, string | false>>;
+  /** Whether `select` may aggregate (`count()`, `value.sum()`); true when absent. */
+  readonly aggregates?: boolean;
+}
+
+export interface RegistryOptions {
+  /**
+   * The column naming each row's tenant (`organisation_id`, `workspace_id`): every tenanted table
+   * has it, its keys and foreign keys lead with it, and every statement filters by it. Left out,
+   * the registry is single-tenant: requests need no scope.
+   */
+  readonly tenant?: string;
+}
+
+/** The registry's tenancy: its column, that column's kind, and what messages call a tenant. */
+export interface Tenancy {
+  readonly column: string;
+  readonly kind: FieldKind;
+  /** The column without its `_id`: "organisation", "workspace". */
+  readonly noun: string;
+}
+
+/** A foreign key the engine follows, its tenant columns left out: `fields` name the row of `table` whose `targetFields` match. */
+export interface Reference {
+  /** The foreign key's name. */
+  readonly name: string;
+  readonly fields: readonly string[];
+  readonly table: string;
+  readonly targetFields: readonly string[];
+  /** Whether the referenced table's rows have a tenant: a look-up then stays inside the caller's. */
+  readonly targetTenanted: boolean;
+  /** Whether each record references a different row (`fields` are unique in the tenant): one to one. */
+  readonly unique: boolean;
+}
+
+/** A table whose key holds two of its references: it relates their rows many to many. */
+export interface Junction {
+  readonly table: string;
+  /** Its tenant column, when it is tenanted. */
+  readonly tenant: string | null;
+  /** Its fields referencing the parent, and those referencing the target. */
+  readonly parentFields: readonly string[];
+  readonly targetFields: readonly string[];
+}
+
+/**
+ * A way from one resource to another that `select` can embed, from a foreign key read in either
+ * direction: to one (deal -> its contact; or back, when the reference is unique) or to many
+ * (contact -> its deals), or through a junction table, many to many. Rows are matched on
+ * `target.targetFields = parent.parentFields` (or through the junction), inside the caller's tenant.
+ */
+export interface Relation {
+  /** How `select` names it: the target resource's name unless the definition renames it. */
+  readonly name: string;
+  readonly target: Resource;
+  /**
+   * The foreign key's name (the junction table's, many to many), which tells apart two relations
+   * to the same resource.
+   */
+  readonly foreignKey: string;
+  /** The foreign key's own fields; a single one also names the relation (to one) or hints it. */
+  readonly columns: readonly string[];
+  readonly cardinality: 'one' | 'many';
+  /** Where the foreign key is: on the parent (to one), on the target, or on a junction table. */
+  readonly via: 'parent' | 'target' | 'junction';
+  readonly parentFields: readonly string[];
+  readonly targetFields: readonly string[];
+  readonly junction: Junction | null;
+}
+
+export interface Resource {
+  readonly name: string;
+  readonly table: string;
+  readonly description: string | undefined;
+  readonly verbs: ReadonlySet<Verb>;
+  readonly fields: readonly Field[];
+  /** The tenant column, on a tenanted resource; null on a shared one and in a single-tenant registry. */
+  readonly tenant: Field | null;
+  /** The fields of the table's primary key besides the tenant column. */
+  readonly key: readonly Field[];
+  /** Whether the table has `updated_at`, which every update then moves. */
+  readonly updatedAt: boolean;
+  readonly customFields: CustomFields | undefined;
+  readonly rules: readonly FieldRule[];
+  readonly references: readonly Reference[];
+  readonly collection: string | undefined;
+  readonly keyset: readonly Field[] | undefined;
+  readonly imports: { readonly customFields: CustomFields | undefined } | undefined;
+  /** What `select` can embed from this resource; only resources offering GET are embedded. */
+  readonly relations: readonly Relation[];
+  readonly aggregates: boolean;
+  field(name: string): Field | undefined;
+}
+
+export interface Registry {
+  readonly resources: readonly Resource[];
+  /** The tenancy, or null for a single-tenant registry. */
+  readonly tenant: Tenancy | null;
+  get(name: string): Resource | undefined;
+  /** The resource a versioned-API collection (`contacts`) names. */
+  collection(name: string): Resource | undefined;
+}
+
+/**
+ * Typed identity: lets a registry entry be written as a plain object literal.
+ * @example
+ * defineResource({ name: 'ticket', table: t.ticket, verbs: ['GET'], orderable: ['priority'] })
+ */
+export const defineResource = (definition: ResourceDefinition): ResourceDefinition => definition;
+
+/** A convention a definition breaks: the resource, what is wrong, and what to change. */
+const refuse = (resource: string, sentence: string): Error => new Error(`registry: ${resource}: ${sentence}`);
+
+const list = (names: readonly string[]) => names.join(', ');
+const sameColumns = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((name, i) => name === b[i]);
+
+/** The columns a custom-field value table and its definitions table must have, besides the tenant. */
+const VALUE_COLUMNS = [
+  'custom_field_id',
+  'key',
+  'value',
+  'updated_at',
+  ...Object.values(CUSTOM_FIELD_TYPES).map((t) => t.column),
+];
+const DEFINITION_COLUMNS = ['id', 'key', 'type', 'entity'];
+
+function customFieldsOf(owner: string, def: CustomFieldsDefinition, tenant: string | null): CustomFields {
+  const values = readTable(def.values);
+  const definitions = readTable(def.definitions);
+  const missing = (shape: TableShape, columns: readonly string[]) => columns.filter((c) => !shape.columns.has(c));
+  const lacking = [
+    ...missing(values, [def.parentKey, ...VALUE_COLUMNS, ...(tenant ? [tenant] : [])]).map(
+      (c) => `${values.name}.${c}`,
+    ),
+    ...missing(definitions, [...DEFINITION_COLUMNS, ...(tenant ? [tenant] : [])]).map(
+      (c) => `${definitions.name}.${c}`,
+    ),
+  ];
+  if (lacking.length > 0) {
+    throw refuse(
+      owner,
+      `its custom fields need ${list(lacking)}; shape the value table like the value tables of the` +
+        ' README\'s "Custom fields" and the definitions table with id, key, type and entity',
+    );
+  }
+  return { entity: def.entity, table: values.name, parentKey: def.parentKey, definitions: definitions.name, tenant };
+}
+
+interface Context {
+  readonly tenant: string | null;
+  /** Whether the rows of a table have a tenant, and its name: a resource's say, else whether it has the column. */
+  readonly tableInfo: (table: PgTable) => { name: string; tenanted: boolean };
+}
+
+function buildResource(def: ResourceDefinition, shape: TableShape, context: Context): Resource {
+  const { tenant } = context;
+  const tenanted = tenant !== null && def.tenant !== false;
+  const { columns } = shape;
+  const mustExist = (names: readonly string[] | undefined, what: string) => {
+    for (const name of names ?? []) {
+      if (!columns.has(name)) {
+        throw refuse(
+          def.name,
+          `${what} names '${name}', which table ${shape.name} lacks; its columns are ${list([...columns.keys()])}`,
+        );
+      }
+    }
+  };
+  mustExist(def.orderable, 'orderable');
+  mustExist(def.filterable, 'filterable');
+  mustExist(def.serverManaged, 'serverManaged');
+  mustExist(def.keyset, 'keyset');
+  mustExist(
+    def.rules?.map((r) => r.field),
+    'rules',
+  );
+  if (tenanted && !columns.has(tenant)) {
+    throw refuse(
+      def.name,
+      `table ${shape.name} has no column ${tenant}, the registry's tenant; add it (and lead its primary key with it),` +
+        ' or declare the resource tenant: false if every tenant shares its rows',
+    );
+  }
+  if (shape.primaryKey.length === 0) {
+    throw refuse(
+      def.name,
+      `table ${shape.name} has no primary key; declare one${tenanted ? `, led by ${tenant}` : ''}`,
+    );
+  }
+  if (tenanted && shape.primaryKey[0] !== tenant) {
+    throw refuse(
+      def.name,
+      `the primary key of ${shape.name} (${list(shape.primaryKey)}) must lead with ${tenant}, so that keys stay` +
+        ` inside a tenant: primaryKey({ columns: [t.${tenant}, ${shape.primaryKey
+          .filter((c) => c !== tenant)
+          .map((c) => `t.${c}`)
+          .join(', ')}] })`,
+    );
+  }
+  if ((def.keyset || def.imports) && !def.collection) {
+    throw refuse(def.name, 'keyset pages and imports are served under a collection name; add collection: "<name>"');
+  }
+
+  const lead = tenanted ? [tenant] : [];
+  const key = shape.primaryKey.filter((c) => !tenanted || c !== tenant);
+  const indexed = new Set(shape.indexes.flat());
+  const orderable = new Set([...(def.orderable ?? []), ...key]);
+  const filterable = def.filterable ? new Set(def.filterable) : null;
+  const generated = (name: string) =>
+    key.includes(name) && (columns.get(name)!.defaultSql !== undefined || columns.get(name)!.alwaysGenerated);
+  const serverManaged = new Set(
+    def.serverManaged ?? [...lead, 'created_at', 'updated_at', ...[...columns.keys()].filter(generated)],
+  );
+  for (const column of columns.values()) if (column.alwaysGenerated) serverManaged.add(column.name);
+  const fields: Field[] = [...columns.values()].map((column) => {
+    const kind = kindOfColumn(column.sqlType);
+    if (!kind) {
+      throw refuse(
+        def.name,
+        `${shape.name}.${column.name} is ${column.sqlType}, which the engine does not read; use one of ${list(COLUMN_TYPES)}`,
+      );
+    }
+    return {
+      name: column.name,
+      kind,
+      enum: column.enumValues,
+      nullable: !column.notNull,
+      defaultValue: column.defaultValue,
+      defaultSql: column.defaultSql,
+      filterable: filterable ? filterable.has(column.name) : true,
+      orderable: orderable.has(column.name),
+      serverManaged: serverManaged.has(column.name),
+      indexed: indexed.has(column.name),
+      description: def.fieldDescriptions?.[column.name],
+    };
+  });
+  const byName = new Map(fields.map((f) => [f.name, f]));
+
+  const keyset = def.keyset?.map((name) => byName.get(name)!);
+  if (keyset) {
+    const names = keyset.map((f) => f.name);
+    const nullable = keyset.filter((f) => f.nullable);
+    if (nullable.length > 0) {
+      throw refuse(
+        def.name,
+        `keyset names ${list(nullable.map((f) => f.name))}, which may be null; keyset fields must be not null`,
+      );
+    }
+    const wanted = [...lead, ...names];
+    if (!shape.indexes.some((columns) => sameColumns(columns.slice(0, wanted.length), wanted))) {
+      throw refuse(
+        def.name,
+        `keyset pages need an index on (${list(wanted)}), which ${shape.name} lacks;` +
+          ` add index('${shape.name}_${names.join('_')}_idx').on(${wanted.map((c) => `t.${c}`).join(', ')})`,
+      );
+    }
+    if (!shape.uniques.some((unique) => unique.every((c) => wanted.includes(c)))) {
+      throw refuse(def.name, `keyset (${list(names)}) must tell every row apart: end it with the key (${list(key)})`);
+    }
+  }
+  if (def.imports) {
+    const externalId = [...lead, 'external_id'];
+    if (!columns.has('external_id') || !shape.uniques.some((u) => sameColumns([...u].sort(), [...externalId].sort()))) {
+      throw refuse(
+        def.name,
+        `imports match items on external_id, so ${shape.name} needs an external_id column and a unique` +
+          ` constraint on (${list(externalId)}): unique().on(${externalId.map((c) => `t.${c}`).join(', ')})`,
+      );
+    }
+  }
+  if ((def.imports || def.customFields) && key.length !== 1) {
+    throw refuse(
+      def.name,
+      `custom fields and imports name a record by one key field, and ${shape.name}'s key is (${list(key)})`,
+    );
+  }
+  return {
+    name: def.name,
+    table: shape.name,
+    description: def.description,
+    verbs: new Set(def.verbs),
+    fields,
+    tenant: tenanted ? byName.get(tenant)! : null,
+    key: key.map((name) => byName.get(name)!),
+    updatedAt: columns.has('updated_at'),
+    customFields: def.customFields && customFieldsOf(def.name, def.customFields, tenanted ? tenant : null),
+    rules: def.rules ?? [],
+    references: referencesOf(shape, tenant, tenanted, context.tableInfo),
+    collection: def.collection,
+    keyset,
+    imports: def.imports && {
+      customFields:
+        def.imports.customFields && customFieldsOf(def.name, def.imports.customFields, tenanted ? tenant : null),
+    },
+    relations: [],
+    aggregates: def.aggregates ?? true,
+    field: (name) => byName.get(name),
+  };
+}
+
+/**
+ * The registry of the given resources, checked against their tables.
+ * @example
+ * const registry = createRegistry(resources, { tenant: 'organisation_id' }); // schema/registry.ts
+ */
+export function createRegistry(definitions: readonly ResourceDefinition[], options: RegistryOptions = {}): Registry {
+  const tenant = options.tenant ?? null;
+  const shapes = definitions.map((def) => readTable(def.table));
+  // Resources over one table (a `*_details` view) must agree on its tenancy.
+  const tenancyOf = new Map<PgTable, boolean>();
+  definitions.forEach((def) => {
+    const tenanted = tenant !== null && def.tenant !== false;
+    const known = tenancyOf.get(def.table);
+    if (known !== undefined && known !== tenanted) {
+      throw refuse(def.name, `its table is another resource's too, and only one of them says tenant: false`);
+    }
+    tenancyOf.set(def.table, tenanted);
+  });
+  const context: Context = {
+    tenant,
+    tableInfo: (table) => {
+      const name = tableName(table);
+      const known = tenancyOf.get(table);
+      return { name, tenanted: known ?? (tenant !== null && readTable(table).columns.has(tenant)) };
+    },
+  };
+  const resources = definitions.map((def, i) => buildResource(def, shapes[i]!, context));
+
+  let tenancy: Tenancy | null = null;
+  if (tenant !== null) {
+    const kinds = new Map(resources.flatMap((r) => (r.tenant ? [[r.tenant.kind, r.name] as const] : [])));
+    if (kinds.size > 1) {
+      throw refuse(
+        [...kinds.values()].join(', '),
+        `${tenant} must have one type in every table; it is ${list([...kinds.keys()])}`,
+      );
+    }
+    const [kind] = kinds.keys();
+    tenancy = { column: tenant, kind: kind ?? 'uuid', noun: tenant.replace(/_id$/, '') || tenant };
+  }
+
+  // Relations point at other resources, so they are filled in once every resource is built.
+  resources.forEach((resource, i) => {
+    (resource.relations as Relation[]).push(...relationsOf(resource, definitions[i]!, resources));
+  });
+  const byName = new Map<string, Resource>();
+  const byCollection = new Map<string, Resource>();
+  for (const resource of resources) {
+    if (byName.has(resource.name)) throw refuse(resource.name, 'it is defined twice; give each resource its own name');
+    byName.set(resource.name, resource);
+    if (resource.collection === undefined) continue;
+    if (byCollection.has(resource.collection)) {
+      throw refuse(resource.name, `collection '${resource.collection}' is another resource's too`);
+    }
+    byCollection.set(resource.collection, resource);
+  }
+  return {
+    resources,
+    tenant: tenancy,
+    get: (name) => byName.get(name),
+    collection: (name) => byCollection.get(name),
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * What the registry reads off a drizzle table, once: its columns with their SQL types and defaults,
+ * its primary key, the column sets it keeps unique or indexes, and its foreign keys. Constraints
+ * declared on a column (`.primaryKey()`, `.unique()`, `.references()`) count as the table's own.
+ */
+import { type Column, SQL } from 'drizzle-orm';
+import { getTableConfig, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
+
+export interface ColumnShape {
+  readonly name: string;
+  readonly sqlType: string;
+  readonly notNull: boolean;
+  readonly enumValues: readonly string[] | undefined;
+  /** A plain default value (false, 0, 'virtual'). */
+  readonly defaultValue: unknown;
+  /**
+   * What the database fills in when an insert leaves the column out, as SQL: a default expression
+   * (`gen_random_uuid()`, `now()`) or the next value of a serial or identity (by default) column.
+   */
+  readonly defaultSql: string | undefined;
+  /** `GENERATED ALWAYS AS IDENTITY`: the database alone sets it. */
+  readonly alwaysGenerated: boolean;
+}
+
+export interface ForeignKeyShape {
+  readonly name: string;
+  readonly columns: readonly string[];
+  readonly table: PgTable;
+  readonly targetColumns: readonly string[];
+}
+
+export interface TableShape {
+  readonly name: string;
+  readonly columns: ReadonlyMap<string, ColumnShape>;
+  /** The primary key's columns; empty when the table has none. */
+  readonly primaryKey: readonly string[];
+  /** Column lists the table keeps unique: its primary key and its unique constraints. */
+  readonly uniques: readonly (readonly string[])[];
+  /** Column lists an index serves in this order: every index, unique constraint and the primary key. */
+  readonly indexes: readonly (readonly string[])[];
+  readonly foreignKeys: readonly ForeignKeyShape[];
+}
+
+const dialect = new PgDialect();
+const names = (columns: readonly { name: string }[]) => columns.map((c) => c.name);
+
+function columnShape(table: string, column: Column): ColumnShape {
+  const sqlType = column.getSQLType();
+  const identity = (column as Column & { generatedIdentity?: { type: 'always' | 'byDefault' } }).generatedIdentity;
+  const sequence = identity !== undefined || sqlType === 'serial';
+  const quoted = `"${table.replace(/"/g, '""')}"`.replace(/'/g, "''");
+  let defaultSql: string | undefined;
+  if (column.default instanceof SQL) defaultSql = dialect.sqlToQuery(column.default).sql;
+  // An identity generated always takes no value but its own: inserts leave it out.
+  else if (sequence && identity?.type !== 'always')
+    defaultSql = `nextval(pg_get_serial_sequence('${quoted}', '${column.name.replace(/'/g, "''")}'))`;
+  return {
+    name: column.name,
+    sqlType,
+    notNull: column.notNull,
+    enumValues: column.enumValues?.length ? column.enumValues : undefined,
+    defaultValue: column.default instanceof SQL ? undefined : column.default,
+    defaultSql,
+    alwaysGenerated: identity?.type === 'always',
+  };
+}
+
+export function readTable(table: PgTable): TableShape {
+  const config = getTableConfig(table);
+  const primaryKey = [
+    ...config.primaryKeys.flatMap((k) => names(k.columns)),
+    ...config.columns.filter((c) => c.primary).map((c) => c.name),
+  ];
+  const uniques = [
+    ...(primaryKey.length ? [primaryKey] : []),
+    ...config.uniqueConstraints.map((u) => names(u.columns)),
+    ...config.columns.filter((c) => c.isUnique).map((c) => [c.name]),
+  ];
+  // An index on an expression serves no column list: its entries are ''.
+  const indexes = [
+    ...uniques,
+    ...config.indexes.map((i) => i.config.columns.map((c) => ('name' in c ? (c.name ?? '') : ''))),
+  ];
+  const foreignKeys = config.foreignKeys.map((fk) => {
+    const reference = fk.reference();
+    return {
+      name: fk.getName(),
+      columns: names(reference.columns),
+      table: reference.foreignTable,
+      targetColumns: names(reference.foreignColumns),
+    };
+  });
+  return {
+    name: config.name,
+    columns: new Map(config.columns.map((c) => [c.name, columnShape(config.name, c)])),
+    primaryKey,
+    uniques,
+    indexes,
+    foreignKeys,
+  };
+}
+
+/** The table's name, without reading the rest. */
+export const tableName = (table: PgTable): string => getTableConfig(table).name;
