@@ -5,7 +5,7 @@
  * custom fields with values, and a token for each organisation the scenarios use.
  */
 import { randomUUID } from 'node:crypto';
-import type { Database } from '../engine/db/port.ts';
+import type { Database } from '@engage/engine';
 import { createOrganisationToken, engageEngine } from '../server/engine.ts';
 
 export interface DatasetSize {
@@ -135,6 +135,9 @@ export async function generate(db: Database, size: DatasetSize, log: (line: stri
       contactIds: contacts.map((c) => c.id),
       dealId: deal!.id,
     },
-    counted: { id: counted, token: (await createOrganisationToken(engageEngine(db), db, { organisationId: counted })).token },
+    counted: {
+      id: counted,
+      token: (await createOrganisationToken(engageEngine(db), db, { organisationId: counted })).token,
+    },
   };
 }

@@ -23,12 +23,12 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { connectPostgres } from '@engage/engine/postgres';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import ts from 'typescript';
-import { connectPostgres } from '../engine/db/postgres.ts';
-import { createOrganisationToken, engageEngine } from '../server/engine.ts';
 import { openDatabase } from '../server/database.ts';
+import { createOrganisationToken, engageEngine } from '../server/engine.ts';
 import { type Dataset, type DatasetSize, FULL, generate, QUICK, SMALL } from './dataset.ts';
 
 const { values: args } = parseArgs({

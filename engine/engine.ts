@@ -17,7 +17,7 @@ import { type PageRequest, page } from './handle/page.ts';
 import { read } from './handle/read.ts';
 import { tokens } from './handle/tokens.ts';
 import { write } from './handle/write.ts';
-import { buildOpenApi, type OpenApiOptions } from './openapi.ts';
+import { buildOpenApi, type OpenApiOptions } from './openapi/index.ts';
 import { parseExplain } from './parse/headers.ts';
 import type { RawRequest } from './parse/index.ts';
 import type { Registry } from './registry/index.ts';

@@ -4,7 +4,7 @@
  * while reading, never buffered whole.
  */
 import { createHash } from 'node:crypto';
-import { ApiError, type Database, type Queryable } from '../engine/index.ts';
+import { ApiError, type Database, type Queryable } from '@engage/engine';
 
 export const FILE_TYPES = ['text/csv', 'application/json', 'application/x-ndjson'] as const;
 export type FileType = (typeof FILE_TYPES)[number];

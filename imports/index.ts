@@ -16,11 +16,11 @@ import {
   type Importer,
   parseJsonBody,
   UUID,
-} from '../engine/index.ts';
+} from '@engage/engine';
 import { fileType, type StoredFile, storeFile } from './files.ts';
 import { createJob, getJob, type ImportWorker, type JobView, jobView, startImportWorker } from './jobs.ts';
 
-export type { BatchResult } from '../engine/index.ts';
+export type { BatchResult } from '@engage/engine';
 export type { StoredFile } from './files.ts';
 export type { ImportWorker, JobView } from './jobs.ts';
 

@@ -6,15 +6,8 @@
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { type BatchResult, type Database, type Engine, type Importer, parseJson, type Queryable } from '@engage/engine';
 import { parse } from 'csv-parse';
-import {
-  type BatchResult,
-  type Database,
-  type Engine,
-  type Importer,
-  parseJson,
-  type Queryable,
-} from '../engine/index.ts';
 import { type FileType, readFile } from './files.ts';
 
 export const JOB_BATCH = 1000;

@@ -7,12 +7,7 @@
  * means adding a table to `tables.ts`, an entry here, and generating a migration
  * (`npm run generate`); the README's "Adding a resource" says more.
  */
-import {
-  createRegistry,
-  defineResource,
-  type RegistryOptions,
-  type ResourceDefinition,
-} from '../engine/registry/index.ts';
+import { createRegistry, defineResource, type RegistryOptions, type ResourceDefinition } from '@engage/engine';
 import * as t from './tables.ts';
 
 /** Every tenant table has `organisation_id` (docs/contract.md section 9); the built-in tokens name one. */

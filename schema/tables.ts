@@ -4,6 +4,9 @@
  * and every foreign key carries `organisation_id` too, so the database itself refuses a reference
  * that crosses organisations. Migrations are generated from this file by drizzle-kit.
  */
+
+import type { CustomFieldsDefinition } from '@engage/engine';
+import { CUSTOM_FIELD_TYPE_NAMES } from '@engage/engine';
 import { sql } from 'drizzle-orm';
 import {
   type AnyPgColumn,
@@ -24,8 +27,6 @@ import {
   unique,
   uuid,
 } from 'drizzle-orm/pg-core';
-import { CUSTOM_FIELD_TYPE_NAMES } from '../engine/custom-fields.ts';
-import type { CustomFieldsDefinition } from '../engine/registry/index.ts';
 
 const timestamptz = () => timestamp({ withTimezone: true, mode: 'string' });
 

@@ -2,11 +2,12 @@
  * The `engage` command (bin/engage.js; the npm scripts call it): serve, migrate, token, seed,
  * import, openapi. Usage errors exit 2, failures 1.
  */
+
+import { buildOpenApi } from '@engage/engine';
 import { Command, CommanderError } from 'commander';
-import { createRegistry } from '../engine/index.ts';
-import { buildOpenApi } from '../engine/openapi.ts';
-import { registry as appRegistry, resources } from '../schema/registry.ts';
+import { registry as appRegistry } from '../schema/registry.ts';
 import { poolerHint } from '../server/database.ts';
+import { openapiOptions } from '../server/openapi.ts';
 import { importCommand } from './import.ts';
 import { migrateCommand } from './migrate.ts';
 import { seedCommand } from './seed.ts';
@@ -32,7 +33,7 @@ program
   .description('print the OpenAPI 3.1 document of /api/v1 (JSON) on stdout')
   .option('--server-url <url>', 'the server URL the document names', 'http://127.0.0.1:3000/api/v1')
   .action(({ serverUrl }: { serverUrl: string }) => {
-    console.log(JSON.stringify(buildOpenApi(appRegistry, { serverUrl }), null, 2));
+    console.log(JSON.stringify(buildOpenApi(appRegistry, openapiOptions(serverUrl)), null, 2));
   });
 
 // Every subcommand created above inherits exitOverride; the added ones need it too.

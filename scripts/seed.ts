@@ -5,9 +5,9 @@
  * organisation (or `--organisation`), in batches, with a progress bar: a database at scale.
  */
 import { randomBytes } from 'node:crypto';
+import type { Queryable } from '@engage/engine';
+import { UUID } from '@engage/engine';
 import { Command, InvalidArgumentError } from 'commander';
-import type { Queryable } from '../engine/index.ts';
-import { UUID } from '../engine/index.ts';
 import { withDatabase } from '../server/cli.ts';
 import { seedDemo } from '../server/demo.ts';
 import { engageEngine } from '../server/engine.ts';

@@ -5,8 +5,9 @@
  *   revoke <token-id>
  * On the embedded database a running server holds, the commands go through its admin channel.
  */
+
+import { type TokenInfo, UUID } from '@engage/engine';
 import { Command, InvalidArgumentError } from 'commander';
-import { type TokenInfo, UUID } from '../engine/index.ts';
 import { adminTokens } from '../server/admin-socket.ts';
 import { withDatabase } from '../server/cli.ts';
 import { loadConfig } from '../server/config.ts';

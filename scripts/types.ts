@@ -4,9 +4,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createRegistry } from '../engine/registry/index.ts';
-import { typescriptTypes } from '../engine/typescript-types.ts';
-import { registry as appRegistry, resources } from '../schema/registry.ts';
+import { typescriptTypes } from '@engage/engine';
+import { registry as appRegistry } from '../schema/registry.ts';
 
 const USAGE = `usage: npm run types [-- --out FILE]
 

@@ -7,7 +7,7 @@
 import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
-import type { Database, Engine, TokenInfo } from '../engine/index.ts';
+import type { Database, Engine, TokenInfo } from '@engage/engine';
 import { createOrganisationToken, engageEngine, type OrganisationTokenOptions } from './engine.ts';
 
 export const adminSocket = (dir: string) => join(dir, 'admin', 'engage.sock');

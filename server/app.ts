@@ -6,10 +6,10 @@
  * another Hono app with `host.route('/prefix', createApp(...))`.
  */
 import { timingSafeEqual } from 'node:crypto';
+import { ApiError, type Engine } from '@engage/engine';
+import { bodyUnread, engageApp, renderError } from '@engage/engine/hono';
 import { type Context, Hono } from 'hono';
 import { requestId } from 'hono/request-id';
-import { bodyUnread, engageApp, renderError } from '../engine/hono/index.ts';
-import { ApiError, type Engine } from '../engine/index.ts';
 import type { Imports } from '../imports/index.ts';
 import { accessLog } from './access-log.ts';
 import { type AuthVariables, bearerAuth, bearerScope } from './auth/bearer.ts';

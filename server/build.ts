@@ -2,7 +2,7 @@
  * The whole API over one database: the registry, the engine, imports and the Hono app. `npm start`
  * (server/main.ts) and the tests build it here, so they serve exactly the same thing.
  */
-import { createRegistry, type Database, type Engine, type ResourceDefinition } from '../engine/index.ts';
+import { createRegistry, type Database, type Engine, type ResourceDefinition } from '@engage/engine';
 import { createImports, type Imports, type ImportWorker } from '../imports/index.ts';
 import { registry, registryOptions } from '../schema/registry.ts';
 import { createApp } from './app.ts';
@@ -10,6 +10,7 @@ import type { MigrationState, OpenDatabase } from './database.ts';
 import { engageEngine } from './engine.ts';
 import type { Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
+import { openapiOptions } from './openapi.ts';
 
 export interface ApiOptions {
   readonly db: Database;
@@ -57,7 +58,7 @@ export function buildApi(options: ApiOptions): Api {
   const engine = engageEngine(db, {
     registry: options.resources ? createRegistry(options.resources, registryOptions) : registry,
     maxRows: options.maxRows,
-    openapi: options.serverUrl ? { serverUrl: options.serverUrl } : undefined,
+    openapi: openapiOptions(options.serverUrl),
     planEnabled: options.planEnabled,
     observer: metrics?.observer,
   });

@@ -5,15 +5,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { Database } from '@engage/engine';
+import { openPglite } from '@engage/engine/pglite';
+import { connectPostgres, withReplicas } from '@engage/engine/postgres';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
-import { openPglite } from '../engine/db/pglite.ts';
-import type { Database } from '../engine/db/port.ts';
-import { connectPostgres } from '../engine/db/postgres.ts';
-import { withReplicas } from '../engine/db/replicas.ts';
 import { engageEngine } from './engine.ts';
 
 export const MIGRATIONS = fileURLToPath(new URL('../drizzle', import.meta.url));

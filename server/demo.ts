@@ -3,7 +3,7 @@
  * the moment `npm start` finishes. Runs only on an empty database (no organisation yet).
  */
 import { randomUUID } from 'node:crypto';
-import type { Database, Engine, Queryable } from '../engine/index.ts';
+import type { Database, Engine, Queryable } from '@engage/engine';
 
 /**
  * Inserts rows given as objects, converted to column types by PostgreSQL from one JSON parameter,

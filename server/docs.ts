@@ -8,8 +8,9 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { ApiError, contentType, JSON_MEDIA } from '@engage/engine';
 import { type Context, Hono } from 'hono';
-import { ApiError, contentType, JSON_MEDIA, withServerUrl } from '../engine/index.ts';
+import { withServerUrl } from './openapi.ts';
 
 const require = createRequire(import.meta.url);
 const DIST = dirname(require.resolve('swagger-ui-dist/package.json'));

@@ -3,9 +3,10 @@
  * `api_token`, each belonging to an organisation and deleted with it (docs/contract.md section 4).
  * The server, the CLI and the tests all build it here.
  */
-import { createEngine, type Database, type Engine, type EngineOptions, type Queryable } from '../engine/index.ts';
+import { createEngine, type Database, type Engine, type EngineOptions, type Queryable } from '@engage/engine';
 import { registry } from '../schema/registry.ts';
 import { organisation } from '../schema/tables.ts';
+import { openapiOptions } from './openapi.ts';
 
 export const TOKENS = { table: 'api_token', tenants: organisation } as const;
 
@@ -13,7 +14,7 @@ export type EngageEngineOptions = Omit<EngineOptions, 'db' | 'tokens' | 'registr
   Partial<Pick<EngineOptions, 'registry'>>;
 
 export const engageEngine = (db: Database, options: EngageEngineOptions = {}): Engine =>
-  createEngine({ registry, ...options, db, tokens: TOKENS });
+  createEngine({ registry, openapi: openapiOptions(), ...options, db, tokens: TOKENS });
 
 export interface OrganisationTokenOptions {
   readonly organisationId: string;

@@ -4,10 +4,11 @@
  * jobs, and the process's defaults. The engine reports statements and cache lookups through its
  * observer (EngineObserver); the pool and imports are read when scraped.
  */
+
+import type { Database, EngineObserver } from '@engage/engine';
 import { type ServerType, serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Database, EngineObserver } from '../engine/index.ts';
 import type { Imports } from '../imports/index.ts';
 import type { RequestRecord } from './access-log.ts';
 import type { Logger } from './logger.ts';

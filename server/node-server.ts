@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, maxHeaderSize, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { ApiError, contentType, JSON_MEDIA } from '@engage/engine';
+import { errorBody } from '@engage/engine/hono';
 import { serve } from '@hono/node-server';
-import { errorBody } from '../engine/hono/index.ts';
-import { ApiError, contentType, JSON_MEDIA } from '../engine/index.ts';
 import type { Logger } from './logger.ts';
 
 export interface NodeServerOptions {

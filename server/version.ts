@@ -4,8 +4,14 @@
  * Two steps, because authentication is decided between them: the response header is set first,
  * so even a 401 carries it, and the value is checked once the caller is known.
  */
+
+import { ApiError } from '@engage/engine';
 import type { Context, MiddlewareHandler } from 'hono';
-import { ApiError, CURRENT_VERSION, SUPPORTED_VERSIONS, VERSION_HEADER } from '../engine/index.ts';
+
+export const VERSION_HEADER = 'engage-version';
+/** The values the header takes; the first is the current one. */
+export const SUPPORTED_VERSIONS = ['2026-11-01'] as const;
+export const CURRENT_VERSION = SUPPORTED_VERSIONS[0];
 
 const requested = (header: string | undefined): string => (header === undefined ? CURRENT_VERSION : header.trim());
 const supported = (version: string): boolean => (SUPPORTED_VERSIONS as readonly string[]).includes(version);

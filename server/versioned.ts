@@ -3,9 +3,10 @@
  * jobs (the imports facade), and keyset pages of a collection (the engine). Auth, version header
  * and errors come from the app around it.
  */
+
+import { ApiError, CONSISTENCY_HEADER, contentType, type Engine, JSON_MEDIA } from '@engage/engine';
+import { BODY_LIMIT, limitDeclaredBody, readText } from '@engage/engine/hono';
 import { type Context, Hono } from 'hono';
-import { BODY_LIMIT, limitDeclaredBody, readText } from '../engine/hono/index.ts';
-import { ApiError, CONSISTENCY_HEADER, contentType, type Engine, JSON_MEDIA } from '../engine/index.ts';
 import type { Imports } from '../imports/index.ts';
 import type { AuthVariables } from './auth/bearer.ts';
 import { unauthorized } from './auth/bearer.ts';

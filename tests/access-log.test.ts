@@ -5,9 +5,7 @@
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Database } from '../engine/index.ts';
-import { createRegistry } from '../engine/registry/index.ts';
-import { resources } from '../schema/registry.ts';
+import type { Database } from '../engine/index.ts';
 import { createApp } from '../server/app.ts';
 import { buildApi } from '../server/build.ts';
 import { engageEngine } from '../server/engine.ts';

@@ -4,9 +4,6 @@
  */
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine } from '../engine/index.ts';
-import { createRegistry } from '../engine/registry/index.ts';
-import { resources } from '../schema/registry.ts';
 import { engageEngine } from '../server/engine.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 

@@ -6,10 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PoolBusy } from '../engine/db/admission.ts';
-import { createEngine, createRegistry, type Database } from '../engine/index.ts';
+import type { Database } from '../engine/index.ts';
 import { MAX_PATTERN_LENGTH, TEXT_SEARCH_CONFIGS } from '../engine/operators.ts';
 import { MAX_JSON_DEPTH } from '../engine/parse/body.ts';
-import { resources } from '../schema/registry.ts';
 import { createApp } from '../server/app.ts';
 import { engageEngine } from '../server/engine.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';

@@ -5,9 +5,10 @@
  */
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { describe, expect, it } from 'vitest';
-import { buildOpenApi } from '../engine/openapi.ts';
+import { buildOpenApi } from '../engine/openapi/index.ts';
 import { createRegistry } from '../engine/registry/index.ts';
 import { registry as appRegistry, registryOptions, resources } from '../schema/registry.ts';
+import { openapiOptions } from '../server/openapi.ts';
 
 const ALLOWED_WARNINGS = ['info-license'];
 
@@ -32,14 +33,14 @@ describe('redocly lint (recommended rules)', () => {
   };
   for (const [label, registry] of Object.entries(registries)) {
     it(`finds no errors and no warnings but ${ALLOWED_WARNINGS.join(', ')} (${label})`, async () => {
-      const problems = await lint(buildOpenApi(registry, { serverUrl: 'http://127.0.0.1:3000/api/v1' }));
+      const problems = await lint(buildOpenApi(registry, openapiOptions('http://127.0.0.1:3000/api/v1')));
       expect(problems.filter((p) => p.severity === 'error')).toEqual([]);
       expect(problems.filter((p) => !ALLOWED_WARNINGS.includes(p.rule))).toEqual([]);
     }, 30_000);
   }
 
   it('notices a broken document', async () => {
-    const document = buildOpenApi(appRegistry) as { paths: Record<string, Record<string, unknown>> };
+    const document = buildOpenApi(appRegistry, openapiOptions()) as { paths: Record<string, Record<string, unknown>> };
     const broken = { ...document, paths: { ...document.paths, '/nope': { get: { responses: {} } } } };
     const problems = await lint(broken);
     expect(problems.filter((p) => p.severity === 'error').map((p) => p.rule)).toContain('operation-summary');

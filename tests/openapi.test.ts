@@ -2,13 +2,14 @@ import { pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core'
 import { describe, expect, it } from 'vitest';
 import { FIELD_KINDS, type FieldKind } from '../engine/field-kinds.ts';
 import type { Engine } from '../engine/index.ts';
-import { buildOpenApi, withServerUrl } from '../engine/openapi.ts';
+import { buildOpenApi } from '../engine/openapi/index.ts';
 import { parsePreferences } from '../engine/parse/headers.ts';
 import { parseRequest } from '../engine/parse/index.ts';
 import { planRead } from '../engine/plan/read.ts';
 import { createRegistry, defineResource, type Registry, type Resource } from '../engine/registry/index.ts';
 import { AGGREGATES } from '../engine/request.ts';
 import { registry, registryOptions, resources } from '../schema/registry.ts';
+import { openapiOptions, withServerUrl } from '../server/openapi.ts';
 import { versionedRoutes } from '../server/versioned.ts';
 
 type Json = Record<string, unknown>;
@@ -44,7 +45,9 @@ interface Document {
   };
 }
 
-const build = (r: Registry = registry, options = {}) => buildOpenApi(r, options) as unknown as Document;
+/** The API's document, as server/engine.ts has the engine build it. */
+const build = (r: Registry = registry, serverUrl?: string) =>
+  buildOpenApi(r, openapiOptions(serverUrl)) as unknown as Document;
 const doc = build();
 
 /** A test-only resource; its field "order" shares a name with a query-string keyword. */
@@ -144,9 +147,7 @@ describe('buildOpenApi: document', () => {
 
   it('names /api/v1 as its server unless given a URL', () => {
     expect(doc.servers).toEqual([{ url: '/api/v1' }]);
-    expect(build(registry, { serverUrl: 'http://127.0.0.1:3000/api/v1' }).servers).toEqual([
-      { url: 'http://127.0.0.1:3000/api/v1' },
-    ]);
+    expect(build(registry, 'http://127.0.0.1:3000/api/v1').servers).toEqual([{ url: 'http://127.0.0.1:3000/api/v1' }]);
   });
 
   it('declares bearer authentication for every operation', () => {
@@ -742,11 +743,10 @@ describe('buildOpenApi: the versioned API (/v1)', () => {
     for (const path of Object.keys(doc.paths).filter((p) => p.startsWith('/v1/'))) {
       expect((doc.paths[path] as Json).servers, path).toEqual([{ url: '/', description: expect.any(String) }]);
     }
-    const at = (options: object) =>
-      (build(registry, options).paths['/v1/files'] as Json).servers as Array<{ url: string }>;
-    expect(at({ serverUrl: 'http://127.0.0.1:3000/api/v1' })[0]!.url).toBe('http://127.0.0.1:3000');
-    expect(at({ serverUrl: '/engage/api/v1/' })[0]!.url).toBe('/engage');
-    expect(at({ serverUrl: '/api/v1', versionedServerUrl: 'https://x.example' })[0]!.url).toBe('https://x.example');
+    const at = (serverUrl: string) =>
+      (build(registry, serverUrl).paths['/v1/files'] as Json).servers as Array<{ url: string }>;
+    expect(at('http://127.0.0.1:3000/api/v1')[0]!.url).toBe('http://127.0.0.1:3000');
+    expect(at('/engage/api/v1/')[0]!.url).toBe('/engage');
   });
 
   it('takes the bearer token and the version header, and answers errors with the error body', () => {
@@ -821,7 +821,7 @@ describe('buildOpenApi: the versioned API (/v1)', () => {
 
 describe('withServerUrl', () => {
   it('moves the server and the /v1 paths with it, leaving the rest', () => {
-    const absolute = build(registry, { serverUrl: 'http://10.0.0.1:3000/api/v1' });
+    const absolute = build(registry, 'http://10.0.0.1:3000/api/v1');
     const moved = withServerUrl(absolute as never, '/engage/api/v1', {
       description: 'This server',
     }) as never as Document;

@@ -1,8 +1,5 @@
 /** Reads through HTTP: every GET resource of the spec, the page headers and the singular form. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine } from '../engine/index.ts';
-import { createRegistry } from '../engine/registry/index.ts';
-import { resources } from '../schema/registry.ts';
 import { createApp } from '../server/app.ts';
 import { engageEngine } from '../server/engine.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';

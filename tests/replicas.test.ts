@@ -5,7 +5,8 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Database, Row } from '../engine/db/port.ts';
-import { POLL_MS, parsePosition, withReplicas } from '../engine/db/replicas.ts';
+import { POLL_MS, withReplicas } from '../engine/db/replicas.ts';
+import { parsePosition } from '../engine/wal-position.ts';
 import { createOrganisation, createTestApp, type Organisation, type TestApp } from './helpers/app.ts';
 
 /** A database that answers position queries with `position` and every other statement with its name. */

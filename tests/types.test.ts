@@ -10,10 +10,10 @@ import { join, resolve } from 'node:path';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApi } from '../engine/openapi.ts';
-import { createRegistry } from '../engine/registry/index.ts';
+import { buildOpenApi } from '../engine/openapi/index.ts';
 import { typescriptTypes } from '../engine/typescript-types.ts';
-import { registry, resources } from '../schema/registry.ts';
+import { registry } from '../schema/registry.ts';
+import { openapiOptions } from '../server/openapi.ts';
 
 const ROOT = resolve(import.meta.dirname, '..');
 
@@ -222,7 +222,7 @@ describe('openapi-typescript: types from the OpenAPI document', () => {
   let diagnostics: Record<string, string[]>;
 
   beforeAll(async () => {
-    const document = buildOpenApi(registry) as unknown as OpenAPI3;
+    const document = buildOpenApi(registry, openapiOptions()) as unknown as OpenAPI3;
     const text = astToString(await openapiTS(document, { silent: true }));
     dir = mkdtempSync(join(ROOT, 'tests', '.tmp-types-'));
     writeFileSync(join(dir, 'openapi.ts'), text);

@@ -6,9 +6,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRegistry } from '../engine/registry/index.ts';
 import { createImports } from '../imports/index.ts';
-import { registry as appRegistry, resources } from '../schema/registry.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 
 const VERSION = '2026-11-01';

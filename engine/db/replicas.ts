@@ -8,6 +8,8 @@
  * had written `maxLagMs` ago. One that fails to answer is left out until a poll reaches it again,
  * and a read it fails to serve runs on the primary instead.
  */
+
+import { formatPosition, parsePosition } from '../wal-position.ts';
 import { mapDatabaseError } from './errors.ts';
 import type { Database, Row, SqlParam } from './port.ts';
 
@@ -20,16 +22,6 @@ export interface ReplicaOptions {
   /** A replica that has not replayed what the primary had written this long ago is skipped. */
   readonly maxLagMs: number;
 }
-
-/** A position as PostgreSQL writes it (two hexadecimal halves), or undefined when it is not one. */
-export function parsePosition(text: string): bigint | undefined {
-  const match = /^([0-9A-F]{1,8})\/([0-9A-F]{1,8})$/i.exec(text);
-  return match ? (BigInt(`0x${match[1]}`) << 32n) + BigInt(`0x${match[2]}`) : undefined;
-}
-
-/** A position as PostgreSQL writes it. */
-const formatPosition = (position: bigint) =>
-  `${(position >> 32n).toString(16).toUpperCase()}/${(position & 0xffffffffn).toString(16).toUpperCase()}`;
 
 interface Replica {
   readonly db: Database;

@@ -1,8 +1,9 @@
 /** The request headers the engine reads: Prefer, Range, Range-Unit, Accept and Consistency-Token. */
-import { parsePosition } from '../db/replicas.ts';
+
 import { ApiError } from '../errors.ts';
 import { CSV_MEDIA, JSON_MEDIA, OBJECT_MEDIA } from '../media-types.ts';
 import type { Preferences, RangeHeader, ResponseFormat } from '../request.ts';
+import { parsePosition } from '../wal-position.ts';
 
 export type HeaderLookup = (name: string) => string | null | undefined;
 

@@ -108,7 +108,7 @@ function requiredFilters(resource: Resource, request: ApiRequest): PlannedCondit
   if (request.query.where.length === 0) {
     throw new ApiError(
       'FILTER_REQUIRED',
-      `${request.method} ${resource.name} needs at least one filter, such as ?id=eq.<id>`,
+      `${request.method} ${resource.name} needs at least one filter, such as ?${resource.key.map((f) => `${f.name}=eq.<${f.name}>`).join('&')}`,
       {
         hint: 'A PATCH or DELETE without filters would act on every row, so it is refused.',
       },

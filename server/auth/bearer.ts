@@ -3,9 +3,10 @@
  * well-formed token becomes the request's scope, which the request's own statement checks against
  * api_token; a missing or malformed header is refused here without touching the database.
  */
+
+import { unauthorized as engineUnauthorized, type Scope } from '@engage/engine';
+import { bearerToken } from '@engage/engine/hono';
 import type { MiddlewareHandler } from 'hono';
-import { bearerToken } from '../../engine/hono/index.ts';
-import { unauthorized as engineUnauthorized, type Scope } from '../../engine/index.ts';
 
 /** `organisationId` and `errorCode`: set once known, for the access log. */
 export type AuthVariables = { scope: Scope; requestId: string; organisationId?: string; errorCode?: string };

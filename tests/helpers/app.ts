@@ -1,7 +1,6 @@
 /** The real app over a test database, plus organisations with tokens and rows to read. */
 import { randomUUID } from 'node:crypto';
 import type { ResourceDefinition } from '../../engine/registry/index.ts';
-import { registry } from '../../schema/registry.ts';
 import { type Api, buildApi } from '../../server/build.ts';
 import { createOrganisationToken } from '../../server/engine.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';

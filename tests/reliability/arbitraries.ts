@@ -8,8 +8,8 @@
 import fc from 'fast-check';
 import type { FieldKind } from '../../engine/field-kinds.ts';
 import { IS_VALUES, OPERATORS, RANGE_OPERATORS, SCALAR_KINDS } from '../../engine/operators.ts';
-import { createRegistry, type Field, type Resource } from '../../engine/registry/index.ts';
-import { registry as appRegistry, resources } from '../../schema/registry.ts';
+import type { Field, Resource } from '../../engine/registry/index.ts';
+import { registry as appRegistry } from '../../schema/registry.ts';
 import { CUSTOM_FIELDS, type Req, SEEDED } from './harness.ts';
 
 type Arb<T> = fc.Arbitrary<T>;

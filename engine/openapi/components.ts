@@ -1,0 +1,172 @@
+/**
+ * What the operations of the OpenAPI document share, once in `components` and referenced by `$ref`:
+ * parameters, response headers, error responses and the error body (docs/contract.md section 5).
+ */
+import { SELECT_CASTS } from '../plan/casts.ts';
+
+export type Json = Record<string, unknown>;
+
+/** Query keys the engine reads as something other than a filter; a field so named is quoted. */
+export const RESERVED_KEYS = new Set(['select', 'columns', 'on_conflict', 'order', 'limit', 'offset', 'and', 'or']);
+
+/** Error responses operations name, by status: a component name and a description a host may replace. */
+export const ERROR_RESPONSES = {
+  400: [
+    'BadRequest',
+    'Bad Request: a malformed query, an unknown field, an unknown or ambiguous relation, an embed parameter for ' +
+      'something not embedded, an aggregate that does not fit its field, an invalid body, or a PATCH or DELETE ' +
+      'without a filter.',
+  ],
+  401: ['Unauthorized', 'Unauthorized: the caller is not known.'],
+  403: ['Forbidden', 'Forbidden: the body acts for another tenant.'],
+  404: ['NotFound', 'Not Found: nothing of that name.'],
+  406: [
+    'NotAcceptable',
+    'Not Acceptable: an unsupported Accept, or a single object asked for when not exactly one row matches.',
+  ],
+  409: ['Conflict', 'Conflict: a unique value is taken, or a referenced record does not exist.'],
+  413: ['PayloadTooLarge', 'Payload Too Large: the body exceeds its limit.'],
+  415: ['UnsupportedMediaType', 'Unsupported Media Type: the body is not application/json.'],
+  416: ['RangeNotSatisfiable', 'Range Not Satisfiable: the range starts past the last row.'],
+} as const;
+export type ErrorStatus = keyof typeof ERROR_RESPONSES;
+
+export const ref = (section: 'schemas' | 'parameters' | 'responses' | 'headers', name: string): Json => ({
+  $ref: `#/components/${section}/${name}`,
+});
+
+export const queryParameter = (name: string, description: string, schema: Json = { type: 'string' }): Json => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
+
+export const headerParameter = (name: string, description: string, schema: Json = { type: 'string' }): Json => ({
+  name,
+  in: 'header',
+  required: false,
+  description,
+  schema,
+});
+
+const PAGINATION = 'Limiting and Pagination';
+const DIGITS = { type: 'string', pattern: '^[0-9]+$' };
+
+export const SELECT_FIELDS =
+  'Filtering Columns: the fields to return, comma-separated, e.g. `select=id,name`. `alias:field` renames, ' +
+  '`field::type` casts, `data->key` and `data->>key` reach into JSON fields; `*` (the default) is every field.';
+
+/** Parameters shared by every resource. */
+export const SHARED_PARAMETERS: Record<string, Json> = {
+  // The select of writes; reads have one per resource (readSelectParameter), which details embedding.
+  select: queryParameter(
+    'select',
+    `${SELECT_FIELDS} A write's select shows the written rows as a read does, embeds included (the GET of` +
+      ' the resource lists its relations); it cannot aggregate.\n' +
+      `Casts: ${SELECT_CASTS.join(', ')}.`,
+  ),
+  limit: queryParameter(
+    'limit',
+    `${PAGINATION}: the most rows to return. A page never exceeds the server's maximum.`,
+    DIGITS,
+  ),
+  offset: queryParameter('offset', `${PAGINATION}: the rows to skip.`, DIGITS),
+  and: queryParameter(
+    'and',
+    'Logic tree whose conditions must all hold, e.g. `and=(name.eq.a,or(value.gt.1,value.is.null))`: conditions are ' +
+      '`field.operator.value`, groups `and(...)` and `or(...)` nest, `not.` negates; ' +
+      'quote values holding `,` `.` `(` `)` ' +
+      'with `"`. The key `not.and` negates the whole tree.',
+  ),
+  or: queryParameter(
+    'or',
+    'Logic tree of which one condition must hold, e.g. `or=(name.eq.a,value.gt.1)`; same syntax as `and`. ' +
+      'The key `not.or` negates the whole tree.',
+  ),
+  columns: queryParameter(
+    'columns',
+    'Columns: the body keys to insert, comma-separated; other keys of the body are ignored.',
+  ),
+  on_conflict: queryParameter(
+    'on_conflict',
+    'On Conflict: the comma-separated fields of the unique constraint an upsert ' +
+      '(`Prefer: resolution=...`) resolves on.',
+  ),
+  Range: headerParameter(
+    'Range',
+    `${PAGINATION}: the rows \`first-last\`, zero-based and inclusive, e.g. \`0-24\`, ` +
+      'or `25-` for every row from 25 on; `items=0-24` also works.',
+  ),
+  'Range-Unit': headerParameter('Range-Unit', `${PAGINATION}: the unit of Range; only \`items\` is supported.`, {
+    type: 'string',
+    default: 'items',
+  }),
+  Prefer: headerParameter(
+    'Prefer',
+    'Preferences (RFC 7240), comma-separated; the first of each kind wins and unknown ones are ignored ' +
+      'unless `handling=strict`.\n' +
+      '- `count=exact|planned|estimated`: the total after the slash of Content-Range (GET, HEAD)\n' +
+      '- `return=minimal|headers-only|representation`: what a write answers with (default minimal)\n' +
+      '- `resolution=merge-duplicates|ignore-duplicates`: upsert on the unique fields of `on_conflict` (POST)\n' +
+      '- `missing=default|null`: what fields an item of a bulk POST omits get\n' +
+      '- `handling=strict|lenient`: strict refuses unknown preferences with 400\n' +
+      '- `tx=commit|rollback`: rollback runs the request, then undoes it\n' +
+      '- `max-affected=N`: with `handling=strict`, a PATCH or DELETE that would affect more than N rows fails',
+  ),
+  'Consistency-Token': headerParameter(
+    'Consistency-Token',
+    'Read after a write: the Consistency-Token header of a write response, sent back unchanged. With read ' +
+      'replicas the read then runs where that write is already seen. A value that is not one is 400.',
+  ),
+};
+
+export const HEADERS: Record<string, Json> = {
+  'Request-Id': {
+    description: 'Identifies the request; an error body repeats it as request_id.',
+    schema: { type: 'string' },
+  },
+  'Content-Range': {
+    description: 'The rows returned and the total, e.g. `0-24/*`, or `0-24/3573` with `Prefer: count=exact`.',
+    schema: { type: 'string' },
+  },
+  Location: {
+    description: 'Where the created row can be read (with `Prefer: return=headers-only`).',
+    schema: { type: 'string' },
+  },
+  'Consistency-Token': {
+    description:
+      "With read replicas, the primary's WAL position after the write, e.g. `0/3A1B2C8`: send it back on a " +
+      'read that must see the write.',
+    schema: { type: 'string' },
+  },
+};
+
+export const ERROR_SCHEMA: Json = {
+  type: 'object',
+  description: 'The body of every error. Branch on the status class, then `code`, then `is_transient`.',
+  required: ['name', 'message', 'code', 'is_transient', 'timestamp', 'status_code', 'contact_support', 'request_id'],
+  properties: {
+    name: { type: 'string', description: 'Error class name, e.g. APIError.' },
+    message: { type: 'string', description: 'Human-readable; not to be parsed.' },
+    code: { type: 'string', description: 'Stable machine-readable code, e.g. VALIDATION_FAILED; use it for logic.' },
+    is_transient: { type: 'boolean', description: 'Whether the same request, retried, may succeed.' },
+    timestamp: { type: 'string', format: 'date-time', description: 'When the error response was created.' },
+    status_code: { type: 'integer', description: 'The HTTP status returned.' },
+    contact_support: { type: 'boolean', description: 'Whether support escalation is likely needed.' },
+    request_id: { type: 'string', description: 'Equals the Request-Id header.' },
+    hint: { type: 'string', description: 'What to change, for some errors.' },
+    context: { description: 'Details, for some errors, e.g. each validation problem by field.' },
+  },
+};
+
+export const shared = (...names: string[]) => names.map((name) => ref('parameters', name));
+
+export const errors = (...statuses: ErrorStatus[]) =>
+  Object.fromEntries(statuses.map((status) => [status, ref('responses', ERROR_RESPONSES[status][0])]));
+
+export const requestId = { 'Request-Id': ref('headers', 'Request-Id') };
+
+/** What a write answers with besides its rows: the position a read after it may send back. */
+export const consistency = { 'Consistency-Token': ref('headers', 'Consistency-Token') };

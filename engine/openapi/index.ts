@@ -1,0 +1,102 @@
+/**
+ * The OpenAPI 3.1 document of a registry (served at the adapter's mount path), generated from the
+ * registry alone: a resource added to the registry appears with its paths, schema and filters.
+ * What operations share lives once in `components` (components.ts). A host adds what is its own:
+ * its title and description, a header every operation takes, how callers authenticate, better
+ * words for its errors, and paths of its own routes (`extend`).
+ */
+import { JSON_MEDIA } from '../media-types.ts';
+import { bodySchemas } from '../plan/body.ts';
+import type { Registry, Resource } from '../registry/index.ts';
+import {
+  ERROR_RESPONSES,
+  ERROR_SCHEMA,
+  type ErrorStatus,
+  HEADERS,
+  type Json,
+  ref,
+  requestId,
+  SHARED_PARAMETERS,
+} from './components.ts';
+import { bodySchema, bodySchemaEntries, pathItem, ROOT_PATH, resourceParameters, resourceSchema } from './resources.ts';
+
+export interface OpenApiOptions {
+  /** The server URL the document names; none by default (the Hono adapter names its mount path). */
+  readonly serverUrl?: string;
+  readonly info?: { readonly title?: string; readonly version?: string; readonly description?: string };
+  /** Header parameters every operation takes after its own (a host's version header), by component name. */
+  readonly headers?: Readonly<Record<string, Json>>;
+  /** Security schemes by name, every one required by every operation (a bearer token, an API key). */
+  readonly securitySchemes?: Readonly<Record<string, Json>>;
+  /** The host's words for error responses, by status, where they say more than the engine's. */
+  readonly errors?: Readonly<Partial<Record<ErrorStatus, string>>>;
+  /** The host's own additions (its other routes' paths, tags and components), given the engine's document. */
+  readonly extend?: (document: Json, registry: Registry) => Json;
+}
+
+/** An operation's parameters followed by the host's headers; a path item's every operation. */
+function withHeaders(item: Json, headers: readonly Json[]): Json {
+  if (headers.length === 0) return item;
+  return Object.fromEntries(
+    Object.entries(item).map(([method, op]) => {
+      const operation = op as Json;
+      const parameters = [...((operation.parameters as Json[] | undefined) ?? []), ...headers];
+      return [method, { ...operation, parameters }];
+    }),
+  );
+}
+
+export function buildOpenApi(registry: Registry, options: OpenApiOptions = {}): Json {
+  const { resources } = registry;
+  const headers = Object.keys(options.headers ?? {}).map((name) => ref('parameters', name));
+  const schemes = Object.keys(options.securitySchemes ?? {});
+  // The engine's operations name every error response but 404, there when the host describes it for its routes.
+  const responses = Object.entries(ERROR_RESPONSES).filter(
+    ([status]) => status !== '404' || options.errors?.[404] !== undefined,
+  ) as Array<[string, readonly [string, string]]>;
+  const described = (status: string, fallback: string) => options.errors?.[Number(status) as ErrorStatus] ?? fallback;
+  const document: Json = {
+    openapi: '3.1.0',
+    info: { title: 'API', version: '1.0.0', ...options.info },
+    ...(options.serverUrl !== undefined && { servers: [{ url: options.serverUrl }] }),
+    ...(schemes.length > 0 && { security: [Object.fromEntries(schemes.map((name) => [name, []]))] }),
+    tags: [
+      { name: 'Introspection', description: 'The description of this API.' },
+      ...resources.map((r) => ({ name: r.name, ...(r.description && { description: r.description }) })),
+    ],
+    paths: {
+      '/': withHeaders(ROOT_PATH, headers),
+      ...Object.fromEntries(resources.map((r) => [`/${r.name}`, withHeaders(pathItem(r), headers)])),
+    },
+    components: {
+      ...(schemes.length > 0 && { securitySchemes: options.securitySchemes }),
+      schemas: {
+        ...Object.fromEntries(resources.flatMap((r) => [[r.name, resourceSchema(r)], ...bodySchemaEntries(r)])),
+        Error: ERROR_SCHEMA,
+      },
+      parameters: {
+        ...SHARED_PARAMETERS,
+        ...options.headers,
+        ...Object.fromEntries(resources.flatMap(resourceParameters)),
+      },
+      headers: HEADERS,
+      responses: Object.fromEntries(
+        responses.map(([status, [name, description]]) => [
+          name,
+          {
+            description: described(status, description),
+            headers: requestId,
+            content: { [JSON_MEDIA]: { schema: ref('schemas', 'Error') } },
+          },
+        ]),
+      ),
+    },
+  };
+  return options.extend ? options.extend(document, registry) : document;
+}
+
+/** The error response a host's own operation names, as the engine's operations name theirs. */
+export const errorResponse = (status: ErrorStatus): Json => ref('responses', ERROR_RESPONSES[status][0]);
+
+/** The JSON Schema of a resource's create body: what an import item is. */
+export const createBodySchema = (resource: Resource): Json => bodySchema(resource, bodySchemas(resource).schema.create);

@@ -1,0 +1,350 @@
+/**
+ * Each resource in the OpenAPI document: its schema and body schemas, its filter, order and select
+ * parameters, and its operations, all from the registry.
+ */
+import { toJsonSchema } from '@valibot/to-json-schema';
+import type * as v from 'valibot';
+import { FIELD_KINDS, type FieldKind, KINDS } from '../field-kinds.ts';
+import { CSV_MEDIA, JSON_MEDIA, OBJECT_MEDIA } from '../media-types.ts';
+import { OPERATORS_BY_KIND } from '../operators.ts';
+import { bodySchemas } from '../plan/body.ts';
+import { AGGREGATE_KINDS, SELECT_CASTS } from '../plan/casts.ts';
+import { relationsHint } from '../plan/relations.ts';
+import { type Field, type Relation, type Resource, VERBS, type Verb } from '../registry/index.ts';
+import { AGGREGATES, type AggregateFunction } from '../request.ts';
+import {
+  consistency,
+  errors,
+  type Json,
+  queryParameter,
+  RESERVED_KEYS,
+  ref,
+  requestId,
+  SELECT_FIELDS,
+  shared,
+} from './components.ts';
+
+// ---- schemas ----
+
+function fieldSchema(field: Field): Json {
+  const { type, ...rest }: { type?: string } & Json = KINDS[field.kind].jsonSchema;
+  const schema: Json = { ...(type && { type: field.nullable ? [type, 'null'] : type }), ...rest };
+  // An enum constrains null too, so a nullable enum must list it.
+  if (field.enum) schema.enum = field.nullable ? [...field.enum, null] : [...field.enum];
+  if (field.serverManaged) schema.readOnly = true;
+  if (field.description) schema.description = field.description;
+  return schema;
+}
+
+const CUSTOM_FIELDS_NOTE =
+  'Custom-field values appear as extra properties named by custom_field.key, typed by custom_field.type ' +
+  '(string, date and datetime as strings, number, boolean, string_list as an array of strings).';
+
+/**
+ * A relation as `x-relations` lists it: rows of `target` whose `target_field` equals this row's
+ * `field` (or, many to many, that the `junction` table's rows pair with it), inside the caller's
+ * organisation; `name` is how select embeds it.
+ */
+const single = (fields: readonly string[]) => (fields.length === 1 ? fields[0] : fields);
+
+const relationEntry = (relation: Relation): Json => ({
+  name: relation.name,
+  target: relation.target.name,
+  cardinality: relation.cardinality,
+  foreign_key: relation.foreignKey,
+  // One field a string, as most relations have; a composite key's fields an array.
+  field: single(relation.parentFields),
+  target_field: single(relation.targetFields),
+  ...(relation.junction ? { junction: relation.junction.table } : {}),
+});
+
+/** Only what a GET can read is embedded; a resource without GET has no `x-relations`. */
+const embeddable = (resource: Resource) => resource.verbs.has('GET') && resource.relations.length > 0;
+
+export function resourceSchema(resource: Resource): Json {
+  const custom = resource.customFields !== undefined;
+  const description = [resource.description, custom ? CUSTOM_FIELDS_NOTE : undefined].filter(Boolean).join(' ');
+  return {
+    type: 'object',
+    ...(description && { description }),
+    properties: Object.fromEntries(resource.fields.map((f) => [f.name, fieldSchema(f)])),
+    ...(custom && { additionalProperties: true }),
+    ...(embeddable(resource) && { 'x-relations': resource.relations.map(relationEntry) }),
+  };
+}
+
+// ---- per-resource parameters ----
+
+const usesFilters = (resource: Resource) => (['GET', 'PATCH', 'DELETE'] as const).some((v) => resource.verbs.has(v));
+const filterable = (resource: Resource) => resource.fields.filter((f) => f.filterable);
+const orderable = (resource: Resource) => resource.fields.filter((f) => f.orderable).map((f) => f.name);
+const filterKey = (resource: Resource, field: Field) => `filter.${resource.name}.${field.name}`;
+const orderKey = (resource: Resource) => `order.${resource.name}`;
+
+function filterParameter(field: Field): Json {
+  const operators = OPERATORS_BY_KIND[field.kind];
+  const values = field.enum ? `; one of ${field.enum.join(', ')}` : '';
+  const description =
+    `${field.description ? `${field.description.replace(/\.?$/, '. ')}` : ''}` +
+    `Filter on ${field.name} (${field.kind}${values}) as \`operator.value\`, ` +
+    'e.g. `eq.value`, `in.(a,b)`, `is.null`; `not.` before the operator negates, `op(any)`/`op(all)` take `{a,b}`. ' +
+    `Operators: ${operators.map((o) => `\`${o}\``).join(', ')}.`;
+  return queryParameter(RESERVED_KEYS.has(field.name) ? `"${field.name}"` : field.name, description);
+}
+
+const toOne = (resource: Resource) => resource.relations.filter((r) => r.cardinality === 'one');
+
+function orderParameter(resource: Resource): Json {
+  const fields = orderable(resource);
+  const related = toOne(resource).filter((r) => orderable(r.target).length > 0);
+  const byRelation = related.length
+    ? '\nBy a field of a to-one relation embedded in select, `relation(field)` with the same suffixes, e.g. ' +
+      `\`${related[0]!.name}(${orderable(related[0]!.target).at(-1)}).desc\`. To-one relations and their fields: ` +
+      `${related.map((r) => `${r.name}(${orderable(r.target).join('|')})`).join(', ')}.`
+    : '';
+  return {
+    ...queryParameter(
+      'order',
+      'Ordering: comma-separated terms `field[.asc|.desc][.nullsfirst|.nullslast]`. ' +
+        `Allowed fields: ${fields.join(', ')}.${byRelation}`,
+    ),
+    example: `${fields[0]}.desc`,
+  };
+}
+
+const EMBEDDING =
+  'Resource embedding: `rel(fields)` adds the rows of a related resource: an object (or null) for a to-one ' +
+  'relation, an array (`[]` when none) for a to-many one. The same grammar applies inside, embeds nest ' +
+  '(`rel(a,other(b))`), and `rel()` embeds only to filter on, showing nothing. A relation is named by the resource ' +
+  'it leads to, by its foreign key, or (to one) by the field holding the reference. `alias:rel(...)` renames it in ' +
+  'the response; `rel!fk(...)` picks a relation by its foreign key; `rel!inner(...)` drops the rows without a ' +
+  "match (after the embed's filters, limit and offset); `rel!left(...)`, the default, keeps them.";
+
+const SPREAD =
+  'Spread: `...rel(fields)` puts the related fields into the row itself; from a to-many relation each becomes ' +
+  'an array of its values (`[]` when none).';
+
+const EMBED_PARAMETERS =
+  'Parameters of an embed are prefixed by its alias, or its name as written (nested: `rel.other.limit=1`): ' +
+  '`rel.field=op.value`, `rel.or=(...)`, `rel.and=(...)`, `rel.not.or=(...)`, `rel.order=field.desc`, ' +
+  "`rel.limit=2`, `rel.offset=1`, on the embedded resource's own filter and order fields. `rel=is.null` keeps " +
+  'the rows whose embed (after its filters) has no match, `rel=not.is.null` those with one, also inside ' +
+  '`or=(...)`; rel must be in select, `rel()` will do. Parameters for something not embedded are 400 NOT_EMBEDDED.';
+
+/** The kinds of field an aggregate takes, as the planner checks them. */
+const takes = (fn: AggregateFunction) => {
+  const kinds: readonly FieldKind[] = AGGREGATE_KINDS[fn];
+  return kinds.length === FIELD_KINDS.length ? 'any field' : kinds.join(', ');
+};
+
+function aggregatesSentence(resource: Resource): string {
+  if (!resource.aggregates) return `Aggregates: ${resource.name} does not offer them (400 INVALID_AGGREGATE).`;
+  const calls = AGGREGATES.map((fn) => `\`field.${fn}()\` (${takes(fn)})`).join(', ');
+  return (
+    `Aggregates: \`count()\` counts rows; ${calls}. An alias and casts apply ` +
+    '(`total:value.sum()::int`, `value::numeric.sum()`). The other fields selected, with those of to-one spreads, ' +
+    'group the rows (`Prefer: count=exact` then counts groups); an embed beside an aggregate must be a to-one ' +
+    'spread or empty. Inside an embed too: `rel(count)` (a bare `count` where the resource has no such field), ' +
+    '`rel(value.sum())`.'
+  );
+}
+
+const CUSTOM_EMBED_NOTE =
+  'Embedding a `*_details` resource with `*` brings its custom-field values as properties; spreading one ' +
+  'with `*` is refused.';
+
+/** The select of a resource's reads: fields, embedding, spread and aggregates, and the relations it has. */
+function readSelectParameter(resource: Resource): Json {
+  const relations = resource.relations.length > 0;
+  const custom = resource.relations.some((r) => r.target.customFields !== undefined);
+  const lines = [
+    SELECT_FIELDS,
+    ...(relations ? [EMBEDDING, SPREAD] : []),
+    aggregatesSentence(resource),
+    ...(relations ? [EMBED_PARAMETERS] : []),
+    [relationsHint(resource), custom ? CUSTOM_EMBED_NOTE : ''].filter(Boolean).join(' '),
+    `Casts: ${SELECT_CASTS.join(', ')}.`,
+  ];
+  // Paragraphs, as Markdown renders them.
+  return queryParameter('select', lines.join('\n\n'));
+}
+
+const selectKey = (resource: Resource) => `select.${resource.name}`;
+
+export function resourceParameters(resource: Resource): Array<[string, Json]> {
+  const filters = usesFilters(resource)
+    ? filterable(resource).map((f): [string, Json] => [filterKey(resource, f), filterParameter(f)])
+    : [];
+  const reads = resource.verbs.has('GET');
+  const select: Array<[string, Json]> = reads ? [[selectKey(resource), readSelectParameter(resource)]] : [];
+  const order: Array<[string, Json]> =
+    reads && orderable(resource).length > 0 ? [[orderKey(resource), orderParameter(resource)]] : [];
+  return [...filters, ...select, ...order];
+}
+
+// ---- operations ----
+
+function filterRefs(resource: Resource): Json[] {
+  const fields = filterable(resource);
+  return fields.length === 0
+    ? []
+    : [...fields.map((f) => ref('parameters', filterKey(resource, f))), ...shared('and', 'or')];
+}
+
+/**
+ * Rows as JSON: an array, or one object when Accept asks for application/vnd.pgrst.object+json;
+ * or as CSV when it asks for text/csv.
+ */
+function rows(resource: Resource, description: string, headers: Json = {}): Json {
+  const schema = ref('schemas', resource.name);
+  return {
+    description,
+    headers: { ...requestId, ...headers },
+    content: {
+      [JSON_MEDIA]: { schema: { type: 'array', items: schema } },
+      [OBJECT_MEDIA]: { schema },
+      [CSV_MEDIA]: { schema: { type: 'string', description: 'A header line of the keys, then one line per row.' } },
+    },
+  };
+}
+
+const noContent = () => ({ description: 'No Content', headers: { ...requestId, ...consistency } });
+
+function operation(resource: Resource, action: string, summary: string, rest: Json): Json {
+  return { operationId: `${action}_${resource.name}`, tags: [resource.name], summary, ...rest };
+}
+
+function readOperations(resource: Resource): Json {
+  const parameters = [
+    ...filterRefs(resource),
+    ref('parameters', selectKey(resource)),
+    ...(orderable(resource).length > 0 ? [ref('parameters', orderKey(resource))] : []),
+    ...shared('limit', 'offset', 'Range', 'Range-Unit', 'Prefer', 'Consistency-Token'),
+  ];
+  const range = { 'Content-Range': ref('headers', 'Content-Range') };
+  const failures = errors(400, 401, 406, 416);
+  return {
+    get: operation(resource, 'list', `List ${resource.name}`, {
+      parameters,
+      responses: { 200: rows(resource, 'OK', range), 206: rows(resource, 'Partial Content', range), ...failures },
+    }),
+    head: operation(resource, 'head', `Count ${resource.name} (GET without a body)`, {
+      parameters,
+      responses: {
+        200: { description: 'OK', headers: { ...requestId, ...range } },
+        206: { description: 'Partial Content', headers: { ...requestId, ...range } },
+        ...failures,
+      },
+    }),
+  };
+}
+
+const WRITE_ERRORS = [400, 401, 403, 409, 413, 415] as const;
+
+/**
+ * Request bodies: the very valibot schemas the write path validates with, as JSON Schema.
+ * Unknown fields are refused, except custom-field keys on `*_details`.
+ */
+/** A valibot body schema as JSON Schema; custom fields admit other keys. */
+export function bodySchema(resource: Resource, schema: v.GenericSchema): Json {
+  const { $schema: _, ...json } = toJsonSchema(schema, { errorMode: 'ignore' }) as Json;
+  return { ...json, additionalProperties: resource.customFields !== undefined };
+}
+
+export function bodySchemaEntries(resource: Resource): Array<[string, Json]> {
+  const schemas = bodySchemas(resource);
+  return [
+    ...(resource.verbs.has('POST')
+      ? [[`${resource.name}.create`, bodySchema(resource, schemas.schema.create)] as [string, Json]]
+      : []),
+    ...(resource.verbs.has('PATCH')
+      ? [[`${resource.name}.update`, bodySchema(resource, schemas.schema.update)] as [string, Json]]
+      : []),
+  ];
+}
+
+function createOperation(resource: Resource): Json {
+  const schema = ref('schemas', `${resource.name}.create`);
+  return {
+    post: operation(resource, 'create', `Create ${resource.name}`, {
+      description:
+        'Takes one object or an array of them, written in one statement. Server-managed fields are set by the server.',
+      parameters: shared('select', 'columns', 'on_conflict', 'Prefer'),
+      requestBody: {
+        required: true,
+        content: { [JSON_MEDIA]: { schema: { oneOf: [schema, { type: 'array', items: schema }] } } },
+      },
+      responses: {
+        201: rows(resource, 'Created: the rows with `Prefer: return=representation`, else an empty body.', {
+          Location: ref('headers', 'Location'),
+          ...consistency,
+        }),
+        200: rows(resource, 'OK: the affected rows.', consistency),
+        204: noContent(),
+        ...errors(...WRITE_ERRORS),
+      },
+    }),
+  };
+}
+
+const FILTER_REQUIRED = 'Acts on the rows the filters select; at least one filter is required.';
+
+function updateOperation(resource: Resource): Json {
+  return {
+    patch: operation(resource, 'update', `Update ${resource.name}`, {
+      description: FILTER_REQUIRED,
+      parameters: [...filterRefs(resource), ...shared('select', 'Prefer')],
+      requestBody: { required: true, content: { [JSON_MEDIA]: { schema: ref('schemas', `${resource.name}.update`) } } },
+      responses: {
+        200: rows(resource, 'OK: the updated rows, with `Prefer: return=representation`.', consistency),
+        204: noContent(),
+        ...errors(...WRITE_ERRORS),
+      },
+    }),
+  };
+}
+
+function deleteOperation(resource: Resource): Json {
+  return {
+    delete: operation(resource, 'delete', `Delete ${resource.name}`, {
+      description: FILTER_REQUIRED,
+      parameters: [...filterRefs(resource), ...shared('select', 'Prefer')],
+      responses: {
+        200: rows(resource, 'OK: the deleted rows, with `Prefer: return=representation`.', consistency),
+        204: noContent(),
+        ...errors(400, 401),
+      },
+    }),
+  };
+}
+
+const OPERATIONS: Record<Verb, (resource: Resource) => Json> = {
+  GET: readOperations,
+  POST: createOperation,
+  PATCH: updateOperation,
+  DELETE: deleteOperation,
+};
+
+export function pathItem(resource: Resource): Json {
+  // VERBS, not the resource's set, fixes the order of operations in the document.
+  return Object.assign({}, ...VERBS.filter((v) => resource.verbs.has(v)).map((v) => OPERATIONS[v](resource)));
+}
+
+export const ROOT_PATH: Json = {
+  get: {
+    operationId: 'get_openapi',
+    tags: ['Introspection'],
+    summary: 'This OpenAPI document',
+    responses: {
+      200: {
+        description: 'OK',
+        headers: requestId,
+        content: {
+          'application/openapi+json': { schema: { type: 'object' } },
+          [JSON_MEDIA]: { schema: { type: 'object' } },
+        },
+      },
+      ...errors(401),
+    },
+  },
+};
