@@ -11,7 +11,7 @@ import type { Engine } from '../engine.ts';
 import { ApiError, unauthorized } from '../errors.ts';
 import { contentType, JSON_MEDIA } from '../media-types.ts';
 import { STAGES, type Timings } from '../timings.ts';
-import { BODY_LIMIT, bodyUnread, limitDeclaredBody, readText } from './body.ts';
+import { BODY_LIMIT, bodyUnread, checkDeclaredBody, readText } from './body.ts';
 import { renderError } from './errors.ts';
 
 export interface EngageAppOptions {
@@ -60,17 +60,18 @@ export function engageApp(options: EngageAppOptions): Hono {
   };
   const scopeOf = async (c: Context) => (options.scope ? options.scope(c) : undefined);
 
-  // The host's own request id, when it set one, stays the request's.
-  app.use(async (c, next) => (c.get('requestId') ? next() : setRequestId(c, next)));
-  // Responses hold one tenant's data: no shared cache may keep them, no browser may guess their type.
-  // A body left unread (refused while reading) closes the connection rather than be read to the end.
+  // One middleware, and no onError of this app: mounted with `route`, Hono wraps each handler of an
+  // app with its own error handler in a composition of its own, a cost on every request. The
+  // handlers catch their own failures.
   app.use(async (c, next) => {
+    // Responses hold one tenant's data: no shared cache may keep them, no browser may guess their type.
     c.header('Cache-Control', 'no-store');
     c.header('X-Content-Type-Options', 'nosniff');
-    await next();
+    // The host's own request id, when it set one, stays the request's.
+    await (c.get('requestId') ? next() : setRequestId(c, next));
+    // A body left unread (refused while reading) closes the connection rather than be read to the end.
     if (bodyUnread(c)) c.res.headers.set('Connection', 'close');
   });
-  app.use(limitDeclaredBody(limit));
 
   /** The OpenAPI document, for a caller the scope lets in (a token's validity costs one statement). */
   async function openapi(c: Context, base: string) {
@@ -102,6 +103,7 @@ export function engageApp(options: EngageAppOptions): Hono {
     try {
       scope = await scopeOf(c);
       await options.check?.(c);
+      checkDeclaredBody(c, limit);
       const url = c.req.url;
       const q = url.indexOf('?');
       const body = c.req.method === 'POST' || c.req.method === 'PATCH' ? await readText(c, limit) : null;
@@ -133,15 +135,16 @@ export function engageApp(options: EngageAppOptions): Hono {
     const rest = c.req.path.slice(base.length);
     if (rest === '/' && (c.req.method === 'GET' || c.req.method === 'HEAD')) return openapi(c, base);
     let scope: Scope | undefined;
-    const error = new ApiError('NOT_FOUND', `nothing is served at ${c.req.method} ${c.req.path}`);
+    let error: unknown = new ApiError('NOT_FOUND', `nothing is served at ${c.req.method} ${c.req.path}`);
     try {
       scope = await scopeOf(c);
+      checkDeclaredBody(c, limit);
     } catch (refused) {
-      return fail(c, engine.asApiError(refused));
+      if (scope === undefined) return fail(c, engine.asApiError(refused));
+      error = refused;
     }
     return fail(c, await engine.tokenFirst(scope, error));
   });
 
-  app.onError((error, c) => fail(c, engine.asApiError(error)));
   return app;
 }

@@ -18,10 +18,15 @@ export const BODY_LIMIT = 1024 * 1024;
 const tooLarge = (maxSize: number) =>
   new ApiError('PAYLOAD_TOO_LARGE', `the request body is larger than ${maxSize} bytes`);
 
-/** Refuses a request whose Content-Length is over the limit, whatever its method, before any reading. */
+/** Throws 413 when the request's Content-Length is over the limit, whatever its method, before any reading. */
+export function checkDeclaredBody(c: Context, maxSize: number): void {
+  if (Number(c.req.header('content-length') ?? 0) > maxSize) throw tooLarge(maxSize);
+}
+
+/** `checkDeclaredBody` as a middleware, for a host's own routes. */
 export function limitDeclaredBody(maxSize: number): MiddlewareHandler {
   return async function limitDeclaredBody(c, next) {
-    if (Number(c.req.header('content-length') ?? 0) > maxSize) throw tooLarge(maxSize);
+    checkDeclaredBody(c, maxSize);
     await next();
   };
 }
