@@ -16,9 +16,10 @@ mode=${1:?pgbouncer or replica}
 out=${2:?a directory for the JSON reports}
 mkdir -p "$out"
 
-# Tests of what no pooler or replica changes: parsing, compiling, types, documents, browsers; and
-# overload.test.ts, which counts prepared statements and lock waits on the pool's own backends.
-SKIP=(parse compile registry types openapi-lint openapi docs-page readme overload)
+# Tests of what no pooler or replica changes: parsing, compiling, types, documents, browsers, the
+# statements' plans (citus-ready); the CLI, whose run through PgBouncer tests/scale/pooler.test.ts
+# covers; and overload.test.ts, which counts prepared statements and lock waits on the pool's own backends.
+SKIP=(parse compile registry types openapi-lint openapi docs-page readme embedding-guide citus-ready cli overload)
 # suite REPORT [MORE_TO_SKIP...]
 suite() {
   local report=$1 excluded=()
