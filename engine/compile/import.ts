@@ -5,7 +5,7 @@
  * transaction.
  */
 import type { CustomField } from '../custom-fields.ts';
-import type { Row, SqlParam } from '../db/port.ts';
+import type { Row } from '../db/port.ts';
 import { type FieldKind, sqlType } from '../field-kinds.ts';
 import { arrayLiteral } from '../plan/values.ts';
 import type { CustomFields, Field, Resource, Tenancy } from '../registry/index.ts';
@@ -149,8 +149,10 @@ export function writeCustomValues(
     type: field.type,
     value,
   }));
-  const tenant: SqlParam[] = custom.tenant && scope.tenancy && scope.tenant !== null ? [scope.tenant] : [];
-  const tenantColumn = tenant.length ? `${params.add(tenant[0]!, sqlType(scope.tenancy!.kind))} AS tenant, ` : '';
+  const tenantColumn =
+    custom.tenant && scope.tenancy && scope.tenant !== null
+      ? `${params.add(scope.tenant, sqlType(scope.tenancy.kind))} AS tenant, `
+      : '';
   const parentType = sqlType(resource.key[0]!.kind);
   const source =
     `(SELECT ${tenantColumn}r.* FROM json_to_recordset(${params.add(JSON.stringify(rows), 'json')})` +

@@ -56,12 +56,12 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
   return new Map(
     ctx.registry.resources.flatMap((resource) =>
       resource.imports && resource.collection
-        ? [[resource.collection, importer(ctx, resource, resource.collection)] as const]
+        ? [[resource.collection, importer(resource, resource.collection)] as const]
         : [],
     ),
   );
 
-  function importer(ctx: Context, resource: Resource, collection: string): Importer {
+  function importer(resource: Resource, collection: string): Importer {
     const key = resource.key[0]!;
     const custom = resource.imports!.customFields;
     const tenantColumn = resource.tenant?.name ?? null;
