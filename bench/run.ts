@@ -19,7 +19,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -157,6 +157,70 @@ function rssMb(pid: number | undefined): number {
     return 0;
   }
 }
+
+// ---------------------------------------------------------------- CPU time
+
+/** Clock ticks per second, the unit of /proc/<pid>/stat's utime and stime. */
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** CPU time (utime + stime, in clock ticks) of each process, by pid. */
+type Ticks = Map<number, number>;
+
+/** A process's comm and utime + stime (all its threads); null once it has exited. */
+function stat(pid: number): { comm: string; ticks: number } | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // comm may hold spaces and parentheses; the fields after its last ')' start at field 3.
+    const close = text.lastIndexOf(')');
+    const fields = text.slice(close + 2).split(' ');
+    return { comm: text.slice(text.indexOf('(') + 1, close), ticks: Number(fields[11]) + Number(fields[12]) };
+  } catch {
+    return null;
+  }
+}
+
+/** Every PostgreSQL server process on this machine (postmaster, backends, background workers). */
+function postgresTicks(): Ticks {
+  const ticks: Ticks = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const s = stat(Number(entry));
+    if (s?.comm === 'postgres') ticks.set(Number(entry), s.ticks);
+  }
+  return ticks;
+}
+
+/** A server's process and its children, recursively (a cluster's workers). */
+function treeTicks(pid: number | undefined, ticks: Ticks = new Map()): Ticks {
+  const s = pid ? stat(pid) : null;
+  if (!pid || !s) return ticks;
+  ticks.set(pid, s.ticks);
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/);
+    for (const child of children.filter(Boolean)) treeTicks(Number(child), ticks);
+  } catch {
+    // exited meanwhile
+  }
+  return ticks;
+}
+
+/**
+ * Ticks spent between two samples, over the processes alive at the second. One that exited in
+ * between (a backend whose connection closed) loses what it spent since the first; one started in
+ * between counts fully. A pid reused by a new process (fewer ticks than before) counts fully too.
+ */
+function spent(before: Ticks, after: Ticks): number {
+  let sum = 0;
+  for (const [pid, ticks] of after) {
+    const was = before.get(pid) ?? 0;
+    sum += ticks >= was ? ticks - was : ticks;
+  }
+  return sum;
+}
+
+/** Microseconds of CPU per request, to the microsecond. */
+const perRequest = (ticks: number, requests: number) =>
+  requests > 0 ? Math.round(((ticks / CLK_TCK) * 1e6) / requests) : 0;
 
 // ---------------------------------------------------------------- targets and scenarios
 
@@ -309,6 +373,10 @@ interface Measurement {
   p99: number;
   errors: number;
   rssMb: number;
+  /** CPU time of this machine's PostgreSQL processes per request answered, in µs. */
+  dbUs: number;
+  /** CPU time of the target's process tree per request answered, in µs. */
+  nodeUs: number;
 }
 
 async function load(target: Target, request: Request, duration: number): Promise<Measurement> {
@@ -317,6 +385,8 @@ async function load(target: Target, request: Request, duration: number): Promise
     peak = Math.max(peak, rssMb(target.process?.pid));
   }, 250);
   const paths = typeof request.path === 'string' ? [request.path] : request.path;
+  // Sampled right around the load; autocannon runs in this process, outside both.
+  const [db, node] = [postgresTicks(), treeTicks(target.process?.pid)];
   const result = await autocannon({
     url: target.base + paths[0],
     method: (request.method ?? 'GET') as 'GET',
@@ -326,7 +396,9 @@ async function load(target: Target, request: Request, duration: number): Promise
     connections: CONNECTIONS,
     duration,
   });
+  const [dbAfter, nodeAfter] = [postgresTicks(), treeTicks(target.process?.pid)];
   clearInterval(sampler);
+  const answered = result.requests.total;
   return {
     rps: Math.round(result.requests.average),
     mean: Math.round(result.latency.mean * 100) / 100,
@@ -334,6 +406,8 @@ async function load(target: Target, request: Request, duration: number): Promise
     p99: result.latency.p99,
     errors: result.errors + result.non2xx + result.timeouts,
     rssMb: peak,
+    dbUs: perRequest(spent(db, dbAfter), answered),
+    nodeUs: perRequest(spent(node, nodeAfter), answered),
   };
 }
 
@@ -638,6 +712,8 @@ try {
         p99: median(ms.map((m) => m.p99)),
         errors: ms.reduce((s, m) => s + m.errors, 0),
         rssMb: Math.max(...ms.map((m) => m.rssMb)),
+        dbUs: median(ms.map((m) => m.dbUs)),
+        nodeUs: median(ms.map((m) => m.nodeUs)),
       });
     }
     if (scenario.raw && !cluster)
@@ -698,15 +774,20 @@ function markdown(report: {
       ' engage-replica sends its reads to the replica (READ_DATABASE_URL).',
     'The by-id scenario cycles through 2,000 contacts, more than Engage keeps compiled,' +
       ' so each of its requests is parsed, planned and compiled; the list scenario repeats one request.',
+    "DB µs/req is the CPU time (utime + stime from /proc) that all of this machine's PostgreSQL processes" +
+      ' spent during a run (with --scale, the primary and the replica alike; PgBouncer is not counted),' +
+      " divided by the requests answered; Node µs/req the same for the target's process and its children." +
+      " The autocannon load generator runs in the bench's own process and is in neither.",
     '',
-    '| scenario | target | req/s | p50 ms | p99 ms | errors | RSS MB | engage ÷ target |',
-    '|---|---|---:|---:|---:|---:|---:|---:|',
+    '| scenario | target | req/s | p50 ms | p99 ms | errors | RSS MB | DB µs/req | Node µs/req | engage ÷ target |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of report.results) {
     const engage = report.results.find((x) => x.scenario === r.scenario && x.target === 'engage');
     const ratio = engage && r.target !== 'engage' ? (engage.rps / r.rps).toFixed(2) : '';
     lines.push(
-      `| ${r.scenario} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.rssMb} | ${ratio} |`,
+      `| ${r.scenario} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.rssMb} |` +
+        ` ${r.dbUs} | ${r.nodeUs} | ${ratio} |`,
     );
   }
   const ceilings = Object.entries(report.rawDriverCeiling);
