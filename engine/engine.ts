@@ -147,7 +147,8 @@ export function createEngine(options: EngineOptions): Engine {
       });
     },
 
-    async handle(raw, scope, handleOptions) {
+    async handle(raw, given, handleOptions) {
+      const scope = ctx.resolve(given);
       const clock = handleOptions?.timings ? new StageClock() : undefined;
       if (raw.method !== 'OPTIONS') {
         const wanted = parseExplain(raw.header('accept'), raw.header('prefer'));
@@ -166,9 +167,9 @@ export function createEngine(options: EngineOptions): Engine {
       return read(ctx, raw, scope, clock);
     },
 
-    page: (collection, request, scope) => page(ctx, collection, request, scope),
-    authorize: (scope) => ctx.authorize(scope),
-    tokenFirst: (scope, error) => ctx.tokenFirst(scope, error),
+    page: (collection, request, scope) => page(ctx, collection, request, ctx.resolve(scope)),
+    authorize: (scope) => ctx.authorize(ctx.resolve(scope)),
+    tokenFirst: (scope, error) => ctx.tokenFirst(ctx.resolve(scope), error),
     asApiError: (error) => ctx.fail(error),
     position: () => ctx.position(),
 

@@ -5,7 +5,6 @@
  * request's own statement (compile/scope.ts), so a revoked token stops working at once.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Scope } from './compile/scope.ts';
 
 const PREFIX = 'engage_';
 const TOKEN = /^engage_[A-Za-z0-9_-]{43}$/;
@@ -20,7 +19,7 @@ export const isWellFormedToken = (token: string): boolean => TOKEN.test(token);
 export const newToken = (): string => PREFIX + randomBytes(32).toString('base64url');
 
 /** The scope of a bearer token, or null when it cannot be one of ours. */
-export const tokenScope = (token: string): Scope | null =>
+export const tokenScope = (token: string): { readonly tokenHash: string } | null =>
   isWellFormedToken(token) ? { tokenHash: hashToken(token) } : null;
 
 /** A token as listings show it: never the token itself, which is not kept. */

@@ -59,8 +59,9 @@ describe('GET /metrics', () => {
     const reads = 'engage_db_statements_total{kind="read",outcome="ok"}';
     expect(value(text, reads) - value(before, reads)).toBe(20);
     expect(value(text, 'engage_db_statements_total{kind="keyset",outcome="ok"}')).toBeGreaterThanOrEqual(1);
-    expect(value(text, 'engage_read_cache_lookups_total{result="hit"}')).toBeGreaterThanOrEqual(19);
-    expect(value(text, 'engage_read_cache_lookups_total{result="miss"}')).toBeGreaterThanOrEqual(1);
+    // The token's first read, its organisation not known yet, has a statement of its own: two misses.
+    expect(value(text, 'engage_read_cache_lookups_total{result="hit"}')).toBeGreaterThanOrEqual(18);
+    expect(value(text, 'engage_read_cache_lookups_total{result="miss"}')).toBeGreaterThanOrEqual(2);
     expect(text).toMatch(/^engage_db_pool_connections\{state="size"\} \d+/m);
     expect(text).toMatch(/^engage_db_pool_connections\{state="in_use"\} \d+/m);
     expect(text).toMatch(/^engage_db_pool_waiting \d+/m);

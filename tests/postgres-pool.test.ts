@@ -79,7 +79,8 @@ describe('postgres.js pool', () => {
         max: 1,
         connection: {
           TimeZone: 'UTC',
-          statement_timeout: 250,
+          statement_timeout: '250',
+          lock_timeout: '3000',
           application_name: 'engage',
           enable_seqscan: 'off',
           max_parallel_workers_per_gather: '0',
@@ -136,6 +137,38 @@ describe('postgres.js pool', () => {
     expect(await Promise.all(queries)).toEqual([[{ client: 1 }], [{ client: 1 }]]);
     await release(0);
     expect(await tx).toEqual([{ client: 0 }]);
+  });
+
+  it('runs a write alone: nothing before it on its client, nothing pipelined behind it', async () => {
+    const db = connectPostgres('postgres://x/db', { poolSize: 2, laneLimit: 2 });
+    const read = db.query('a');
+    const write = db.query('UPDATE', [], 'org', true);
+    const reads = [db.query('b'), db.query('c')];
+    await settle();
+    expect(clients.map((c) => c.sent.map((x) => x.text))).toEqual([['a', 'b', 'c'], ['UPDATE']]);
+    await release(1);
+    expect(await write).toEqual([{ client: 1 }]);
+    for (let i = 0; i < 3; i++) await release(0);
+    await Promise.all([read, ...reads]);
+  });
+
+  it('gets a waiting transaction a client however steady the pipelined load: one takes nothing new', async () => {
+    const db = connectPostgres('postgres://x/db', { poolSize: 2, laneLimit: 2 });
+    const load = [db.query('a'), db.query('b')];
+    await settle();
+    const tx = db.transaction((q) => q.query('inside'));
+    await settle();
+    // Other organisations' statements keep coming; only client 1 takes them while client 0 drains.
+    load.push(db.query('c', [], 'other'), db.query('d', [], 'another'));
+    await settle();
+    expect(inFlight()).toEqual([1, 3]);
+    await release(0);
+    // Client 0 is idle: the transaction has it (its BEGIN is in flight there).
+    expect(inFlight()).toEqual([1, 3]);
+    await release(0);
+    expect(await tx).toEqual([{ client: 0 }]);
+    for (let i = 0; i < 3; i++) await release(1);
+    await Promise.all(load);
   });
 
   it('frees a client again when its statement fails', async () => {

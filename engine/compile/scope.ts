@@ -1,10 +1,12 @@
 /**
  * Tenant scope. Every statement starts with a `scope` CTE holding exactly the caller's tenant (or
- * nothing), and every tenanted table it touches is filtered by its tenant column: compared with the
- * tenant's parameter when the host knows the tenant, or with the scope's row when a built-in token
- * names it. A token is resolved inside the same statement, so authentication costs no extra round
- * trip and a revoked token stops working at once. A single-tenant registry's scope is one empty
- * row: every statement is authorized, and nothing is filtered by tenant.
+ * nothing), and every tenanted table it touches is filtered by its tenant column, compared with the
+ * tenant's parameter whenever the tenant is known before the statement: the host's own, or a
+ * built-in token's once the engine has seen it (a token's tenant never changes). A token is still
+ * checked inside the same statement, so authentication costs no extra round trip and a revoked
+ * token stops working at once; only a token's first statement, its tenant not yet known, compares
+ * with the scope's row instead. A single-tenant registry's scope is one empty row: every statement
+ * is authorized, and nothing is filtered by tenant.
  */
 import { sqlType } from '../field-kinds.ts';
 import type { Resource, Tenancy } from '../registry/index.ts';
@@ -14,7 +16,15 @@ export type Scope =
   /** The host knows the tenant (its own sessions, JWTs, an API gateway): the tenant column's value. */
   | { readonly tenant: string }
   /** SHA-256 (hex) of a bearer token of the engine's own, checked against its token table in the statement. */
-  | { readonly tokenHash: string };
+  | { readonly tokenHash: string }
+  /**
+   * A built-in token with the tenant it belongs to, as the engine resolves `{ tokenHash }` once it
+   * knows the token: the statement checks both, so a wrong tenant is an invalid token.
+   */
+  | { readonly tokenHash: string; readonly tenant: string };
+
+/** A scope's tenant when it is known before the statement; undefined for a token seen for the first time. */
+export const knownTenant = (scope: Scope): string | undefined => ('tenant' in scope ? scope.tenant : undefined);
 
 /** What the compiler needs to know of an engine to scope its statements. */
 export interface Scoping {
@@ -23,9 +33,19 @@ export interface Scoping {
   readonly tokens: string | null;
 }
 
-/** The scope's one parameter, when it has one. A read's statement starts with the scope, so there it is `$1`. */
-export const scopeValue = (scope: Scope | undefined): string | undefined =>
-  scope === undefined ? undefined : 'tenant' in scope ? scope.tenant : scope.tokenHash;
+/**
+ * The scope's parameters, in the order scopeCte adds them: a statement starts with its scope, so
+ * they are `$1` (and `$2`) of every statement.
+ */
+export function scopeValues(scope: Scope | undefined): string[] {
+  if (scope === undefined) return [];
+  if (!('tokenHash' in scope)) return [scope.tenant];
+  return 'tenant' in scope ? [scope.tenant, scope.tokenHash] : [scope.tokenHash];
+}
+
+/** Who a statement is for, when the pool is shared out: the tenant, or a token whose tenant is not known yet. */
+export const laneOf = (scope: Scope | undefined): string | undefined =>
+  scope === undefined ? undefined : (knownTenant(scope) ?? (scope as { tokenHash: string }).tokenHash);
 
 export interface ScopeSql {
   /** `WITH scope AS (...)`: the statement's first words. */
@@ -33,14 +53,14 @@ export interface ScopeSql {
   /**
    * What every tenanted table's tenant column is compared with. A known tenant is its own
    * parameter: Citus routes a statement whose every table is compared with one to a single shard
-   * (docs/scaling.md). A token's tenant is the scope's row.
+   * (docs/scaling.md). A token's tenant, on its first statement, is the scope's row.
    */
   readonly scoped: string;
   /** The scope's tenant column, `"organisation_id"`, or null in a single-tenant registry. */
   readonly column: string | null;
 }
 
-/** The statement's scope, its parameter added first. */
+/** The statement's scope, its parameters added first (scopeValues). */
 export function scopeCte(scope: Scope | undefined, params: Params, scoping: Scoping): ScopeSql {
   const { tenancy } = scoping;
   if (tenancy === null || scope === undefined) {
@@ -48,15 +68,18 @@ export function scopeCte(scope: Scope | undefined, params: Params, scoping: Scop
     return { cte: 'WITH scope AS (SELECT)', scoped: 'NULL', column: null };
   }
   const column = ident(tenancy.column);
-  if ('tenant' in scope) {
+  if (!('tokenHash' in scope)) {
     const tenant = params.add(scope.tenant, sqlType(tenancy.kind));
     return { cte: `WITH scope AS (SELECT ${tenant} AS ${column})`, scoped: tenant, column };
   }
   if (scoping.tokens === null) throw new Error('a { tokenHash } scope needs an engine with built-in tokens');
-  const cte =
-    `WITH scope AS (SELECT ${column} FROM ${ident(scoping.tokens)} WHERE "token_hash" = ${params.add(scope.tokenHash, 'text')}` +
-    ' AND "revoked_at" IS NULL AND ("expires_at" IS NULL OR "expires_at" > now()))';
-  return { cte, scoped: `(SELECT ${column} FROM scope)`, column };
+  const known = knownTenant(scope);
+  const tenant = known === undefined ? null : params.add(known, sqlType(tenancy.kind));
+  const valid =
+    `"token_hash" = ${params.add(scope.tokenHash, 'text')}${tenant ? ` AND ${column} = ${tenant}` : ''}` +
+    ' AND "revoked_at" IS NULL AND ("expires_at" IS NULL OR "expires_at" > now())';
+  const cte = `WITH scope AS (SELECT ${tenant ? `${tenant} AS ${column}` : column} FROM ${ident(scoping.tokens)} WHERE ${valid})`;
+  return { cte, scoped: tenant ?? `(SELECT ${column} FROM scope)`, column };
 }
 
 /** `t."organisation_id" = <scoped>` for a tenanted resource's rows aliased `table`; nothing for a shared one. */

@@ -24,18 +24,21 @@ import { type Scope, type Scoping, scopeCte, tenantFilter } from './scope.ts';
 import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
 import { condition } from './where.ts';
 
-/** The tenant the write is allowed for, as SQL (a single-tenant registry's is never compared). */
-const allowedTenant = (column: string | null) => (column === null ? 'NULL' : `(SELECT ${column} FROM allowed)`);
 /** Whether the write may go ahead: the scope resolved, and the body names no other tenant. */
 const ALLOWED = 'EXISTS (SELECT FROM allowed)';
 
 /** Every update moves `updated_at`, where the table has it. */
 const touched = (resource: Resource): string[] => (resource.updatedAt ? ['"updated_at" = now()'] : []);
 
-/** A write's rows in the tenant that pass its filters: ` WHERE ...` over `t`. */
+/**
+ * A write's rows in the tenant that pass its filters, when the write is allowed: ` WHERE ...` over
+ * `t`. The tenant column is compared with the scope's value itself, a parameter once the tenant is
+ * known, so Citus routes the write to one shard.
+ */
 function where(resource: Resource, conditions: readonly PlannedCondition[], params: Params, scoped: string): string {
   const ctx = { params, table: 't', scoped };
-  return ` WHERE ${[...tenantFilter(resource, 't', scoped), ...conditions.map((c) => condition(c, ctx))].join(' AND ')}`;
+  const all = [ALLOWED, ...tenantFilter(resource, 't', scoped), ...conditions.map((c) => condition(c, ctx))];
+  return ` WHERE ${all.join(' AND ')}`;
 }
 
 /** A field's value from item `b`; a key field the item leaves out gets what the database generates for it. */
@@ -44,12 +47,13 @@ const itemValue = (resource: Resource, field: Field) =>
     ? `coalesce(b.${ident(field.name)}, ${field.defaultSql})`
     : `b.${ident(field.name)}`;
 
-function insert(plan: InsertPlan, params: Params): string {
+/** The rows of an insert; each takes its tenant from the scope's value, once per allowed scope row. */
+function insert(plan: InsertPlan, params: Params, scoped: string): string {
   const { resource } = plan;
   const table = ident(resource.table);
   const own = resource.tenant ? [ident(resource.tenant.name)] : [];
   const names = [...own, ...plan.fields.map((f) => ident(f.name))];
-  const values = [...own.map((column) => `a.${column}`), ...plan.fields.map((f) => itemValue(resource, f))];
+  const values = [...own.map(() => scoped), ...plan.fields.map((f) => itemValue(resource, f))];
   const source =
     plan.fields.length === 0
       ? `json_array_elements(${params.add(plan.rows, 'json')}) AS b`
@@ -152,18 +156,16 @@ export function compileWrite(plan: WritePlan, scope: Scope | undefined, scoping:
     own && claimed
       ? ` allowed AS (SELECT ${column} FROM scope WHERE ${column} = ALL(${claimed}))`
       : ' allowed AS (SELECT * FROM scope)';
-  const tenant = allowedTenant(column);
-
   const custom = plan.kind === 'update' && plan.customValues !== null;
   const dml =
     plan.kind === 'insert'
-      ? insert(plan, params)
+      ? insert(plan, params, scoped)
       : plan.kind === 'update'
-        ? update(plan, params, tenant)
-        : remove(plan, params, tenant);
+        ? update(plan, params, scoped)
+        : remove(plan, params, scoped);
   if (custom) {
     // custom_in comes before `written`, whose WHERE refuses unknown keys; the values are written after.
-    const ctes = customValueCtes(plan as UpdatePlan, params, tenant);
+    const ctes = customValueCtes(plan as UpdatePlan, params, scoped);
     sql += `, ${ctes.input}, written AS (${dml}), ${ctes.write}`;
   } else {
     sql += `, written AS (${dml})`;
@@ -210,7 +212,8 @@ export function compileWrite(plan: WritePlan, scope: Scope | undefined, scoping:
   if (custom) checks.push(...customChecks(ALLOWED, params));
 
   sql +=
-    ' SELECT (SELECT count(*) FROM scope)::int4 AS authorized, (SELECT count(*) FROM allowed)::int4 AS allowed,' +
+    ` SELECT (SELECT count(*) FROM scope)::int4 AS authorized, ${scoped}::text AS tenant,` +
+    ' (SELECT count(*) FROM allowed)::int4 AS allowed,' +
     ` count(*)::int4 AS affected, (count(*) FILTER (WHERE w."__inserted"))::int4 AS inserted,` +
     ` CASE WHEN count(*) = 1 THEN min(json_build_array(${plan.resource.key.map((f) => `w.${ident(f.name)}`).join(', ')})::text) END` +
     ' AS location,' +

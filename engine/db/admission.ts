@@ -5,7 +5,9 @@
  * statements of the least loaded connection whose oldest statement is young: a cheap statement
  * never queues behind one known to be slow (running for over `youngMs`). A lane holds statements on
  * at most `laneLimit` connections, so an organisation running slow queries leaves the rest of the
- * pool to the others. A transaction needs an idle connection and keeps it to itself.
+ * pool to the others. A transaction or a write needs an idle connection and keeps it to itself (a
+ * write waiting for a row lock would hold whatever was pipelined behind it); while one waits, one
+ * connection takes nothing new, so that it turns idle however steady the load.
  *
  * When no connection will do, statements wait in their lane's queue; lanes are served in turn as
  * connections free up. A wait is bounded by `queueTimeoutMs` and the queue by `queueMax`; past
@@ -68,6 +70,9 @@ export class Admission {
   /** Lanes with waiters, in the order they are served next (a lane goes to the back once served). */
   readonly #queued = new Set<Lane>();
   #waiting = 0;
+  /** Exclusive statements waiting, and the connection that takes nothing new meanwhile. */
+  #exclusiveWaiting = 0;
+  #draining: Connection | undefined;
 
   constructor(options: AdmissionOptions) {
     this.#options = { ...options, laneLimit: Math.max(1, Math.min(options.laneLimit, options.connections)) };
@@ -116,7 +121,7 @@ export class Admission {
     const now = performance.now();
     let best: Connection | undefined;
     for (const c of this.#connections) {
-      if (c.exclusive || (atLimit && !lane.held.has(c.index))) continue;
+      if (c.exclusive || (atLimit && !lane.held.has(c.index)) || (c === this.#draining && !exclusive)) continue;
       if (c.started.length === 0) return c;
       if (exclusive || c.started.length >= depth || now - c.started[0]! > youngMs) continue;
       if (!best || c.started.length < best.started.length) best = c;
@@ -145,6 +150,7 @@ export class Admission {
       waiter.timer = setTimeout(() => {
         lane.waiting.splice(lane.waiting.indexOf(waiter), 1);
         this.#waiting--;
+        if (exclusive) this.#exclusiveDone();
         if (lane.waiting.length === 0) this.#queued.delete(lane);
         this.#forget(lane);
         reject(
@@ -154,7 +160,23 @@ export class Admission {
       lane.waiting.push(waiter);
       this.#waiting++;
       this.#queued.add(lane);
+      if (exclusive && this.#exclusiveWaiting++ === 0) this.#drain();
     });
+  }
+
+  /** Picks the connection that turns idle soonest (the fewest statements) to take nothing new. */
+  #drain(): void {
+    let best: Connection | undefined;
+    for (const c of this.#connections) {
+      if (!c.exclusive && (!best || c.started.length < best.started.length)) best = c;
+    }
+    this.#draining = best;
+  }
+
+  /** An exclusive waiter was served or gave up: the next one, if any, gets a connection drained. */
+  #exclusiveDone(): void {
+    this.#draining = undefined;
+    if (--this.#exclusiveWaiting > 0) this.#drain();
   }
 
   #release(lane: Lane, { connection, started }: Held): void {
@@ -183,6 +205,7 @@ export class Admission {
         if (lane.waiting.length > 0) this.#queued.add(lane);
         clearTimeout(waiter.timer);
         waiter.resolve(this.#take(lane, connection, waiter.exclusive));
+        if (waiter.exclusive) this.#exclusiveDone();
         served = true;
         break;
       }

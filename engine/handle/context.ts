@@ -4,7 +4,7 @@
  * finding the resource a request names; choosing where a read runs).
  */
 import type { Scope, Scoping } from '../compile/scope.ts';
-import { scopeCte, scopeValue } from '../compile/scope.ts';
+import { knownTenant, laneOf, scopeCte } from '../compile/scope.ts';
 import { Params } from '../compile/sql.ts';
 import { mapDatabaseError } from '../db/errors.ts';
 import type { Database, SqlParam } from '../db/port.ts';
@@ -47,6 +47,9 @@ function allowedMethods(resource: Resource): string[] {
   return [...allowed, 'OPTIONS'];
 }
 
+/** Tokens whose tenant the engine keeps (about 150 bytes each); past that the oldest is forgotten. */
+const KNOWN_TOKENS = 10_000;
+
 export class Context {
   readonly registry: Registry;
   readonly db: Database;
@@ -58,6 +61,8 @@ export class Context {
   readonly reads: ReadCache;
   readonly #schemas: ReadonlyMap<string, BodySchemas>;
   readonly #allowed: ReadonlyMap<string, { readonly list: string[]; readonly header: string }>;
+  /** The tenant of each built-in token seen lately, by hash: a token's tenant never changes. */
+  readonly #tokenTenants = new Map<string, string>();
 
   constructor(options: ContextOptions) {
     this.registry = options.registry;
@@ -100,14 +105,33 @@ export class Context {
     const { tenancy } = this.scoping;
     if (tenancy === null) return;
     if (scope === undefined) throw new Error(`engine: the registry is tenanted by ${tenancy.column}; pass a scope`);
-    if ('tokenHash' in scope) {
-      if (this.scoping.tokens === null) throw new Error('engine: a { tokenHash } scope needs createEngine({ tokens })');
-      return;
+    if ('tokenHash' in scope && this.scoping.tokens === null) {
+      throw new Error('engine: a { tokenHash } scope needs createEngine({ tokens })');
     }
+    const tenant = 'tokenHash' in scope ? knownTenant(scope) : scope.tenant;
+    if (tenant === undefined) return;
     const kind = KINDS[tenancy.kind];
-    if (typeof scope.tenant !== 'string' || ('filter' in kind && !kind.filter(scope.tenant))) {
+    if (typeof tenant !== 'string' || ('filter' in kind && !kind.filter(tenant))) {
       throw new Error(`engine: the scope's tenant is not ${kind.described}, as ${tenancy.column} requires`);
     }
+  }
+
+  /**
+   * The scope a request's statements use: a token's with its tenant once the engine has seen it
+   * (the statement still checks the token), none in a single-tenant registry.
+   */
+  resolve(scope: Scope | undefined): Scope | undefined {
+    if (this.scoping.tenancy === null || scope === undefined) return undefined;
+    if (!('tokenHash' in scope) || 'tenant' in scope) return scope;
+    const tenant = this.#tokenTenants.get(scope.tokenHash);
+    return tenant === undefined ? scope : { tokenHash: scope.tokenHash, tenant };
+  }
+
+  /** Keeps the tenant a statement found for a token whose tenant was not known. */
+  learn(scope: Scope | undefined, tenant: string | null | undefined): void {
+    if (scope === undefined || !('tokenHash' in scope) || 'tenant' in scope || !tenant) return;
+    if (this.#tokenTenants.size >= KNOWN_TOKENS) this.#tokenTenants.delete(this.#tokenTenants.keys().next().value!);
+    this.#tokenTenants.set(scope.tokenHash, tenant);
   }
 
   /** Runs a statement for `scope` on `on`, in the scope's lane when the pool is saturated. */
@@ -121,7 +145,7 @@ export class Context {
     const started = this.observer?.onStatement ? performance.now() : 0;
     let failed = true;
     try {
-      const rows = (await on.query(text, params, scopeValue(scope))) as T[];
+      const rows = (await on.query(text, params, laneOf(scope), kind === 'write')) as T[];
       failed = false;
       return rows;
     } catch (error) {
@@ -146,7 +170,7 @@ export class Context {
       await this.db.transaction(async (tx) => {
         rows = (await tx.query(text, params)) as T[];
         throw undo;
-      }, scopeValue(scope));
+      }, laneOf(scope));
     } catch (error) {
       failed = error !== undo;
       if (failed) throw this.fail(error);
@@ -164,7 +188,7 @@ export class Context {
   async authorize(scope: Scope | undefined): Promise<string | null> {
     this.checkScope(scope);
     if (scope === undefined || this.scoping.tenancy === null) return '';
-    if ('tenant' in scope) return scope.tenant;
+    if (!('tokenHash' in scope)) return scope.tenant;
     const params = new Params();
     const { cte, column } = scopeCte(scope, params, this.scoping);
     const rows = await this.execute<{ tenant: string }>(
@@ -173,7 +197,9 @@ export class Context {
       scope,
       'authorize',
     );
-    return rows[0]?.tenant ?? null;
+    const tenant = rows[0]?.tenant ?? null;
+    this.learn(scope, tenant);
+    return tenant;
   }
 
   /**

@@ -13,6 +13,8 @@ export type WriteRequest = RawRequest & { readonly method: 'POST' | 'PATCH' | 'D
 
 interface WriteRow {
   authorized: number;
+  /** The tenant the scope resolved to. */
+  tenant: string | null;
   allowed: number;
   affected: number;
   inserted: number;
@@ -54,6 +56,7 @@ export async function write(
       ? await ctx.dryRun<WriteRow>(statement.text, statement.params, scope)
       : await ctx.execute<WriteRow>(statement.text, statement.params, scope, 'write');
     clock?.lap('db');
+    ctx.learn(scope, row?.tenant);
     return { plan, row: row!, authorized: row?.authorized ?? 0 };
   });
   if (row.allowed !== 1) {
