@@ -1,6 +1,6 @@
 /**
  * `@engage/engine/postgres`: the database port on PostgreSQL through postgres.js, behind PgBouncer
- * (`prepare: false`) or not, and read replicas beside a primary.
+ * (`prepare: false`, its settings the role's: setRoleSettings) or not, and read replicas beside a primary.
  * @example
  * import { connectPostgres, withReplicas } from '@engage/engine/postgres';
  * const primary = connectPostgres(process.env.DATABASE_URL);
@@ -8,3 +8,4 @@
  */
 export { connectPostgres, type PostgresOptions } from './db/postgres.ts';
 export { type ReplicaOptions, withReplicas } from './db/replicas.ts';
+export { missingRoleSettings, type SettingsOptions, setRoleSettings } from './db/settings.ts';

@@ -84,8 +84,18 @@ export async function getJob(q: Queryable, organisationId: string, id: string): 
   return job ?? null;
 }
 
-/** Claims the oldest queued (or abandoned) job, if any. */
+/**
+ * Claims the oldest queued (or abandoned) job, if any. The queue is read across organisations, so
+ * the planner may scan it as it sees fit: the pool prices sequential scans out for tenant reads.
+ */
 async function claim(db: Database): Promise<(Job & { content_type: FileType }) | null> {
+  return db.transaction(async (tx) => {
+    await tx.query('SET LOCAL enable_seqscan = on');
+    return claimOn(tx);
+  });
+}
+
+async function claimOn(db: Queryable): Promise<(Job & { content_type: FileType }) | null> {
   const [job] = await db.query<Job & { content_type: FileType } & Record<string, unknown>>(
     `UPDATE "import_job" j SET "status" = 'running', "locked_at" = now(), "updated_at" = now()
      FROM (SELECT "organisation_id", "id" FROM "import_job"

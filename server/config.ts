@@ -26,7 +26,7 @@ const ConfigSchema = v.object({
   /** PostgreSQL through postgres.js when set; PGlite in PGLITE_DIR otherwise. */
   DATABASE_URL: v.optional(v.pipe(v.string(), v.minLength(1))),
   PGLITE_DIR: v.optional(v.string(), './.data'),
-  /** `0` behind a transaction pooler (PgBouncer): no prepared statements, settings per transaction. */
+  /** `0` behind a transaction pooler (PgBouncer): no prepared statements, the settings the role's. */
   DATABASE_PREPARE: flag('1'),
   /** Streaming replicas (comma-separated URLs) that serve GET and HEAD; needs DATABASE_URL. */
   READ_DATABASE_URL: v.optional(v.pipe(v.string(), v.minLength(1))),
@@ -36,6 +36,8 @@ const ConfigSchema = v.object({
   /** Twice the cores: PostgreSQL on the same machine gains nothing from more connections. */
   DB_POOL_SIZE: int(Math.max(2, availableParallelism() * 2), 1),
   STATEMENT_TIMEOUT_MS: int(15000),
+  /** How long a write waits for a row another holds before it is refused with 503 (lock_timeout); 0 for ever. */
+  LOCK_TIMEOUT_MS: int(3000),
   /** How long a statement may wait for a free connection before the request is refused with 503. */
   DB_QUEUE_TIMEOUT_MS: int(5000, 1),
   /** How many statements may wait for a connection at once; more are refused with 503 at once. */

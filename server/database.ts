@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Database } from '@engage/engine';
 import { openPglite } from '@engage/engine/pglite';
-import { connectPostgres, withReplicas } from '@engage/engine/postgres';
+import { connectPostgres, missingRoleSettings, setRoleSettings, withReplicas } from '@engage/engine/postgres';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
@@ -23,6 +23,7 @@ export interface DatabaseConfig {
   readonly PGLITE_DIR?: string | undefined;
   readonly DB_POOL_SIZE?: number;
   readonly STATEMENT_TIMEOUT_MS?: number;
+  readonly LOCK_TIMEOUT_MS?: number;
   readonly DB_QUEUE_TIMEOUT_MS?: number;
   readonly DB_QUEUE_MAX?: number;
   readonly DB_ORGANISATION_CONNECTIONS?: number | undefined;
@@ -39,7 +40,12 @@ export interface MigrationState {
   readonly latest: number;
 }
 
-export type OpenDatabase = Database & { migrate(): Promise<void>; migrations(): Promise<MigrationState> };
+export type OpenDatabase = Database & {
+  migrate(): Promise<void>;
+  migrations(): Promise<MigrationState>;
+  /** Behind a pooler, the settings the role lacks in this database, as sentences; none otherwise. */
+  missingSettings(): Promise<string[]>;
+};
 
 /** The migrations the code ships (drizzle-kit's journal), read once. */
 let shipped: number | undefined;
@@ -86,6 +92,11 @@ export function poolerHint(error: unknown): string | undefined {
   return `${message}: behind PgBouncer in transaction mode, set DATABASE_PREPARE=0.`;
 }
 
+/** Swallows PostgreSQL's insufficient_privilege; rethrows anything else. */
+const notPermitted = (error: unknown) => {
+  if ((error as { code?: unknown } | null)?.code !== '42501') throw error;
+};
+
 export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase> {
   const options = { poolSize: config.DB_POOL_SIZE, statementTimeoutMs: config.STATEMENT_TIMEOUT_MS };
   const url = config.DATABASE_URL;
@@ -93,6 +104,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
     const connect = (to: string) =>
       connectPostgres(to, {
         ...options,
+        lockTimeoutMs: config.LOCK_TIMEOUT_MS,
         queueTimeoutMs: config.DB_QUEUE_TIMEOUT_MS,
         queueMax: config.DB_QUEUE_MAX,
         laneLimit: config.DB_ORGANISATION_CONNECTIONS,
@@ -105,19 +117,26 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
     const db = replicas.length
       ? withReplicas(connect(url), replicas.map(connect), { maxLagMs: config.READ_MAX_LAG_MS ?? 1000 })
       : connect(url);
+    const pooled = config.DATABASE_PREPARE === false;
+    const settings = { statementTimeoutMs: config.STATEMENT_TIMEOUT_MS, lockTimeoutMs: config.LOCK_TIMEOUT_MS };
     return {
       ...db,
       migrations: () => migrationState(db),
       migrate: async () => {
+        // First, so that the server connections a pooler opens for the migration start with them.
+        // A role that may not alter itself is told at start-up (missingSettings).
+        if (pooled) await setRoleSettings(db, settings).catch(notPermitted);
         await migrateOn(url);
         await engageEngine(db).install();
       },
+      missingSettings: async () => (pooled ? missingRoleSettings(db, settings) : []),
     };
   }
   const db = await openPglite(config.PGLITE_DIR, options);
   return {
     ...db,
     migrations: () => migrationState(db),
+    missingSettings: async () => [],
     migrate: async () => {
       await migratePglite(drizzlePglite(db.pg), { migrationsFolder: MIGRATIONS });
       await engageEngine(db).install();

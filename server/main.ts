@@ -38,6 +38,16 @@ async function prepare(db: Awaited<ReturnType<typeof openDatabase>>) {
       console.error(hint);
       process.exit(1);
     });
+    // Behind a pooler the settings are the role's; a server connection opened before they were
+    // made keeps its old ones.
+    const missing = await db.missingSettings();
+    if (missing.length > 0) {
+      log.warn(
+        { missing },
+        `the database role lacks Engage's settings (${missing.join('; ')}): run \`engage migrate\` with` +
+          ' DATABASE_PREPARE=0 as a role that may ALTER ROLE, then RECONNECT in the PgBouncer console',
+      );
+    }
     console.log(tokenHint());
     return;
   }
@@ -95,16 +105,23 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
   });
 
   // Drains rather than drops: /ready says 503 at once, the requests in flight and the import batch
-  // in hand finish (within SHUTDOWN_TIMEOUT_MS, the job going back to the queue), then the database closes.
+  // in hand finish (within SHUTDOWN_TIMEOUT_MS, the job going back to the queue; requests still in
+  // flight then are answered 503 SHUTTING_DOWN), then the database closes.
   const stop = async (signal: string) => {
     if (draining) return;
     draining = true;
     log.info({ signal }, 'stopping: finishing the requests in flight');
     const timeout = new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS));
-    await Promise.all([server.drain(config.SHUTDOWN_TIMEOUT_MS), Promise.race([worker?.stop(), timeout])]);
+    const [cut] = await Promise.all([
+      server.drain(config.SHUTDOWN_TIMEOUT_MS),
+      Promise.race([worker?.stop(), timeout]),
+    ]);
     await closeAdmin();
     metricsServer?.close();
-    await db.close().catch(() => {});
+    // The statements of the requests cut off may still run: PostgreSQL's are left to end there rather
+    // than waited for. PGlite's run in this process, and its files must be closed.
+    const closed = db.close().catch(() => {});
+    if (cut === 0 || embedded) await closed;
     release();
     process.exit(0);
   };

@@ -1,7 +1,8 @@
 /**
  * The Node HTTP server `npm start` serves the app on (server/main.ts): timeouts that cut slow and
  * stalled clients off within seconds, the contract's error body and a Request-Id for requests Node
- * refuses before the app sees them, and a close that lets the requests in flight finish.
+ * refuses before the app sees them, and a close that lets the requests in flight finish and answers
+ * 503 to those that do not in time.
  */
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, maxHeaderSize, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
@@ -9,7 +10,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, contentType, JSON_MEDIA } from '@engage/engine';
 import { errorBody } from '@engage/engine/hono';
-import { serve } from '@hono/node-server';
+import { type HttpBindings, serve } from '@hono/node-server';
 import type { Logger } from './logger.ts';
 
 export interface NodeServerOptions {
@@ -30,16 +31,43 @@ export interface NodeServerOptions {
 export interface NodeServer {
   /**
    * Stops accepting connections and lets the requests in flight finish, closing each connection
-   * once it is idle; after `timeoutMs` closes whatever is left. Resolves when none is open.
+   * once it is idle. After `timeoutMs` the requests the app has not answered are answered 503
+   * SHUTTING_DOWN, and CUT_OFF_MS later whatever is left is closed. Resolves when no connection is
+   * open, with how many requests were answered so.
    */
-  drain(timeoutMs: number): Promise<void>;
+  drain(timeoutMs: number): Promise<number>;
 }
+
+/** How long the 503s of a drain that timed out have to reach their clients before every connection is closed. */
+const CUT_OFF_MS = 1000;
 
 export function startNodeServer(options: NodeServerOptions): NodeServer {
   const { headersTimeoutMs, bodyTimeoutMs, logger } = options;
+  /** Requests the app has not answered, by response, each with a way to answer 503 instead. */
+  const unanswered = new Map<HttpBindings['outgoing'], () => void>();
+  let cutOff = false;
+  const fetch: NodeServerOptions['fetch'] = (request, env) => {
+    if (cutOff) return shuttingDown(request.method);
+    const { outgoing } = env as HttpBindings;
+    return new Promise((resolve, reject) => {
+      unanswered.set(outgoing, () => resolve(shuttingDown(request.method)));
+      Promise.resolve(options.fetch(request, env))
+        .then(resolve, reject)
+        .finally(() => unanswered.delete(outgoing));
+    });
+  };
+  /** Answers every request in flight 503 (the app's own answer, if it comes, goes nowhere); says how many. */
+  const cutOffRequests = () => {
+    cutOff = true;
+    const count = unanswered.size;
+    for (const answer of unanswered.values()) answer();
+    unanswered.clear();
+    if (count > 0) logger.warn({ requests: count }, 'shutdown timeout: requests still in flight answered 503');
+    return count;
+  };
   const server = serve(
     {
-      fetch: options.fetch,
+      fetch,
       port: options.port,
       hostname: options.hostname,
       serverOptions: {
@@ -89,12 +117,45 @@ export function startNodeServer(options: NodeServerOptions): NodeServer {
         server.closeIdleConnections();
         for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
       }, 100);
-      const force = setTimeout(() => server.closeAllConnections(), timeoutMs);
+      // The 503s say Connection: close: their connections close once they are sent. A response
+      // still being sent then, or a client that does not read its 503, is cut off a moment later.
+      let cut = 0;
+      let force: NodeJS.Timeout | undefined;
+      const deadline = setTimeout(() => {
+        cut = cutOffRequests();
+        force = setTimeout(() => server.closeAllConnections(), CUT_OFF_MS);
+      }, timeoutMs);
       await closed;
       clearInterval(idle);
+      clearTimeout(deadline);
       clearTimeout(force);
+      return cut;
     },
   };
+}
+
+/**
+ * The answer to a request a drain cut off: the contract's 503, after which the connection closes.
+ * Its statements may still run, so a write may have been made.
+ */
+function shuttingDown(method: string): Response {
+  const requestId = randomUUID();
+  const read = method === 'GET' || method === 'HEAD';
+  const error = new ApiError('SHUTTING_DOWN', 'this server shut down before it finished the request; send it again', {
+    hint: read ? undefined : 'The write may have been made: check before sending it again.',
+    headers: { 'Retry-After': '1' },
+  });
+  return new Response(errorBody(error, requestId), {
+    status: error.status,
+    headers: {
+      'Content-Type': contentType(JSON_MEDIA),
+      'Request-Id': requestId,
+      'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
+      Connection: 'close',
+      ...error.headers,
+    },
+  });
 }
 
 /** Node's parser and timeout errors (llhttp's codes) as the contract's. */

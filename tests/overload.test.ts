@@ -35,8 +35,9 @@ afterAll(async () => {
   await base?.drop();
 });
 
+/** A server on the test database; its writes wait for row locks as long as the test holds them unless told. */
 async function serve(config: Omit<DatabaseConfig, 'DATABASE_URL'>) {
-  const db = await openDatabase({ DATABASE_URL: base.url, ...config });
+  const db = await openDatabase({ DATABASE_URL: base.url, LOCK_TIMEOUT_MS: 0, ...config });
   const { app } = buildApi({ db });
   closers.push(() => db.close());
   const call = (path: string, token: string, init: RequestInit = {}) =>
@@ -108,6 +109,28 @@ describe('a noisy neighbour', () => {
 
     await unlock();
     expect((await Promise.all(slow)).map((r) => r.status)).toEqual([204, 204, 204, 204, 204, 204]);
+  });
+});
+
+describe('a row lock', () => {
+  it('costs one write its wait: 503 past LOCK_TIMEOUT_MS, while reads of its organisation run beside it', async () => {
+    const { call } = await serve({ DB_POOL_SIZE: 2, LOCK_TIMEOUT_MS: 300 });
+    const unlock = await lockCalendar();
+    try {
+      const started = Date.now();
+      const patch = patchLocked(call);
+      await until(async () => (await waitingOnLocks()) === 1);
+      const read = await within(call('/api/v1/calendar?select=id', a.token), 2000);
+      expect(read).not.toBe('still waiting');
+      expect((read as Response).status).toBe(200);
+      const refused = await within(patch, 3000);
+      expect(refused).not.toBe('still waiting');
+      expect((refused as Response).status).toBe(503);
+      expect((refused as Response).headers.get('Retry-After')).toBe('1');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    } finally {
+      await unlock();
+    }
   });
 });
 

@@ -94,6 +94,22 @@ describe('withReplicas', () => {
     expect(db.replicas!()).toEqual([{ replayed: '0/100', serving: false }]);
   });
 
+  it('serves no read from a replica while the primary cannot tell its position, until the lag is known again', async () => {
+    const { db, primary, reader } = await routed(['0/100'], 500);
+    await vi.advanceTimersByTimeAsync(600);
+    expect(await served(reader(undefined))).toBe('replica1');
+    primary.down = true;
+    await vi.advanceTimersByTimeAsync(POLL_MS);
+    // Whatever the primary wrote meanwhile is unknown: the replica may be any distance behind.
+    expect(db.replicas!()).toEqual([{ replayed: '0/100', serving: false }]);
+    primary.down = false;
+    await vi.advanceTimersByTimeAsync(POLL_MS);
+    expect(db.replicas!()[0]!.serving).toBe(false);
+    await vi.advanceTimersByTimeAsync(600);
+    expect(db.replicas!()).toEqual([{ replayed: '0/100', serving: true }]);
+    expect(await served(reader(undefined))).toBe('replica1');
+  });
+
   it('skips a replica that is down or not in recovery, until a poll finds it replaying', async () => {
     const { db, reader, replicas } = await routed(['0/100', null]);
     expect(db.replicas!()).toEqual([

@@ -13,19 +13,13 @@
  *
  * Behind a transaction pooler (PgBouncer's pool_mode=transaction, DATABASE_PREPARE=false) a
  * connection is a different backend from one transaction to the next, so nothing may be left on a
- * backend: statements are not prepared, and the settings are made for each statement's
- * transaction (`set_config(..., true)`) instead of once per connection.
+ * backend: statements are not prepared, and the settings are the role's (settings.ts), which every
+ * server connection takes at its start, instead of the connection's own.
  */
 import postgres from 'postgres';
 import { Admission, type AdmissionOptions } from './admission.ts';
-import {
-  type Database,
-  type DatabaseOptions,
-  PLAN_CACHE_MODE,
-  PLANNER_SETTINGS,
-  type Queryable,
-  type SqlParam,
-} from './port.ts';
+import type { Database, DatabaseOptions, Queryable, SqlParam } from './port.ts';
+import { connectionSettings } from './settings.ts';
 
 /** Prepared statements one connection keeps before it is replaced (about 80 KB of backend memory each). */
 export const MAX_PREPARED = 256;
@@ -40,12 +34,14 @@ const PIPELINE_DEPTH = 16;
 const YOUNG_MS = 50;
 /** How long past the statement timeout an answer may take before the connection counts as stuck. */
 const DEADLINE_MARGIN_MS = 2000;
+/** A connection is replaced once this old (times 1 to 2, so that they are not all replaced at once). */
+const LIFETIME_MS = 30 * 60_000;
 
 /**
  * Failures after which a postgres.js client (3.4) may hold statements that never settle: one
- * handed to it between its socket's 'error' and 'close' events is neither answered nor rejected
- * (a backend terminated while idle, or a server restarted, shows as ECONNRESET on the next
- * statement). Such a client is replaced before its connection serves another statement.
+ * handed to it between its socket's 'error' and 'close' events is neither answered nor rejected.
+ * Such a client is replaced before its connection serves another statement; what it still owes
+ * when its socket closes is rejected then (`lost`).
  */
 const BROKEN = new Set(['ECONNRESET', 'EPIPE', 'CONNECTION_CLOSED', '57P01', '57P02', 'STATEMENT_STALLED']);
 const isBroken = (error: unknown) => BROKEN.has(String((error as { code?: unknown } | null)?.code));
@@ -53,6 +49,9 @@ const isBroken = (error: unknown) => BROKEN.has(String((error as { code?: unknow
 /** The port's own failure: the database gave no answer within the deadline. A 503 (db/errors.ts). */
 const stalled = (ms: number) =>
   Object.assign(new Error(`the database gave no answer within ${ms} ms`), { code: 'STATEMENT_STALLED' });
+/** The connection closed with the statement unanswered. A 503, and broken. */
+const closedUnanswered = () =>
+  Object.assign(new Error('the connection to the database closed before it answered'), { code: 'CONNECTION_CLOSED' });
 
 interface Connection {
   readonly sql: postgres.Sql;
@@ -60,6 +59,10 @@ interface Connection {
   readonly prepared: Set<string>;
   /** Past MAX_PREPARED: replaced once its current statement is done. */
   full: boolean;
+  /** When it is replaced, once its current statement is done (performance.now()). */
+  readonly retireAt: number;
+  /** The rejections of the statements handed to it and not yet answered. */
+  readonly owed: Set<(error: Error) => void>;
 }
 
 /** The texts run lately, least recent first: a text seen before is worth preparing. */
@@ -76,6 +79,8 @@ class SeenTexts {
 }
 
 export interface PostgresOptions extends DatabaseOptions {
+  /** How long a statement waits for a row lock, in ms (lock_timeout; settings.ts has the default). */
+  readonly lockTimeoutMs?: number;
   /** Prepare repeated statements and make the settings once per connection (false: behind a transaction pooler). */
   readonly prepare?: boolean;
   /** The most connections one lane (organisation) may hold; half the pool by default. */
@@ -99,14 +104,14 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
   const admission = new Admission(admissionOptions);
   const seen = new SeenTexts();
   const pooled = options.prepare === false;
-  const settings = {
-    statement_timeout: options.statementTimeoutMs ?? 0,
-    plan_cache_mode: PLAN_CACHE_MODE,
-    ...PLANNER_SETTINGS,
-  };
-  const open = (max = 1): postgres.Sql =>
+  const settings = connectionSettings(options);
+  const open = (onclose: () => void, max = 1): postgres.Sql =>
     postgres(url, {
       max,
+      // Connections are replaced here (onConnection), never closed by the driver on its own: a close
+      // is then always a failure or our own end, and `lost` can reject what is left unanswered.
+      max_lifetime: null,
+      onclose,
       prepare: !pooled,
       // Parameters are text and results JSON text: no array types to learn, and no statement at each
       // connection's start (one ended by the server then was a rejection nobody could catch).
@@ -121,65 +126,69 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
         ...(pooled ? {} : settings),
       },
     });
-  /**
-   * The settings for one transaction, behind a pooler. The values are the configuration's (checked
-   * at start-up), written once; a parameter would cost the statement a round trip to describe it.
-   */
-  const localSettings = `SELECT ${Object.entries(settings)
-    .map(([name, value]) => `set_config('${name}', '${value}', true)`)
-    .join(', ')}`;
-  const connect = (): Connection => ({ sql: open(), prepared: new Set(), full: false });
+  const connect = (): Connection => {
+    const connection: Connection = {
+      sql: open(() => lost(connection)),
+      prepared: new Set(),
+      full: false,
+      retireAt: performance.now() + LIFETIME_MS * (1 + Math.random()),
+      owed: new Set(),
+    };
+    return connection;
+  };
   const connections = Array.from({ length: size }, connect);
   /** A connection of its own for /ready, so a saturated pool cannot delay the answer. */
-  let pinger: postgres.Sql | undefined;
+  let pinger: Connection | undefined;
   let closed = false;
   /** Past the statement timeout and a margin a driver still owing an answer is stuck: none without a timeout. */
   const deadlineMs = options.statementTimeoutMs ? options.statementTimeoutMs + DEADLINE_MARGIN_MS : 0;
 
+  /** Ends a connection taken out of use: a broken one at once, rejecting what it holds (a 503). */
+  const retire = (connection: Connection, broken: boolean) =>
+    void connection.sql.end({ timeout: broken ? 0 : 5 }).catch(() => {});
+
   /**
-   * `run`'s promise, or STATEMENT_STALLED once the deadline passes with the driver owing an answer.
-   * `run` gets `owing(false)` to stop the clock while the caller's own code runs (a transaction's body).
+   * The socket of `connection` closed. Unless we ended it, it failed: nothing it still owes will be
+   * answered, and postgres.js keeps some of it pending for good (statements handed to it between
+   * the socket's 'error' and 'close', and those queued for its next connection, which it retries
+   * one by one with a growing backoff while the server is down). All are rejected now, and the
+   * connection replaced.
    */
-  const answered = <T>(run: (owing: (yes: boolean) => void) => Promise<T>): Promise<T> => {
-    if (!deadlineMs) return run(() => {});
-    return new Promise<T>((resolve, reject) => {
+  const lost = (connection: Connection) => {
+    const error = closedUnanswered();
+    for (const reject of connection.owed) reject(error);
+    connection.owed.clear();
+    const slot = connections.indexOf(connection);
+    if (closed || (slot < 0 && pinger !== connection)) return;
+    if (slot >= 0) connections[slot] = connect();
+    else pinger = undefined;
+    retire(connection, true);
+  };
+
+  /**
+   * `run`'s promise, rejected at once if the connection's socket closes first (`lost`), or with
+   * STATEMENT_STALLED once the deadline passes with the driver owing an answer. `run` gets
+   * `owing(false)` to stop the clock while the caller's own code runs (a transaction's body).
+   */
+  const answered = <T>(connection: Connection, run: (owing: (yes: boolean) => void) => Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       const owing = (yes: boolean) => {
         clearTimeout(timer);
-        if (yes) timer = setTimeout(() => reject(stalled(deadlineMs)), deadlineMs);
+        if (yes && deadlineMs) timer = setTimeout(() => reject(stalled(deadlineMs)), deadlineMs);
       };
       owing(true);
+      connection.owed.add(reject);
       run(owing)
         .then(resolve, reject)
-        .finally(() => owing(false));
+        .finally(() => {
+          owing(false);
+          connection.owed.delete(reject);
+        });
     });
-  };
 
-  /**
-   * One statement in a transaction of its own, with the settings made for that transaction, behind a
-   * pooler. The four are pipelined: postgres.js sends them in order, with no other statement between.
-   */
-  const settled = async <T>(sql: postgres.Sql, text: string, params: readonly SqlParam[]): Promise<T> => {
-    const outcomes = await Promise.allSettled([
-      sql.unsafe('BEGIN'),
-      sql.unsafe(localSettings),
-      sql.unsafe(text, params as SqlParam[]),
-      // After a failed statement PostgreSQL takes COMMIT as ROLLBACK.
-      sql.unsafe('COMMIT'),
-    ]);
-    const failed = outcomes.find((outcome) => outcome.status === 'rejected');
-    if (failed) throw failed.reason;
-    return (outcomes[2] as PromiseFulfilledResult<T>).value;
-  };
-
-  /** `inTransaction`: `sql` is a transaction's, which made the settings when it began. */
-  const queryable = (
-    connection: Connection,
-    sql: postgres.Sql | postgres.TransactionSql,
-    inTransaction: boolean,
-  ): Queryable => ({
+  const queryable = (connection: Connection, sql: postgres.Sql | postgres.TransactionSql): Queryable => ({
     query: (text, params = []) => {
-      if (pooled && !inTransaction) return answered(() => settled(sql as postgres.Sql, text, params));
       let prepare = !pooled && (seen.again(text) || connection.prepared.has(text));
       if (prepare && !connection.prepared.has(text)) {
         if (connection.prepared.size >= MAX_PREPARED) {
@@ -187,14 +196,14 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
           prepare = false;
         } else connection.prepared.add(text);
       }
-      return answered(() => sql.unsafe(text, params as SqlParam[], { prepare }) as never);
+      return answered(connection, () => sql.unsafe(text, params as SqlParam[], { prepare }) as never);
     },
   });
 
   /**
-   * Runs `fn` on a connection `lane` is admitted to. A connection full of prepared statements is
-   * then replaced, and so is a broken or stuck one, before its slot serves anyone else; ending a
-   * broken one at once rejects whatever it still holds (CONNECTION_DESTROYED, a 503).
+   * Runs `fn` on a connection `lane` is admitted to. A connection full of prepared statements or
+   * past its lifetime is then replaced, and so is a broken or stuck one, before its slot serves
+   * anyone else; ending a broken one at once rejects whatever it still holds (a 503).
    */
   const onConnection = <T>(
     lane: string | undefined,
@@ -211,9 +220,10 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
         throw error;
       } finally {
         // Statements pipelined with this one may have replaced it already.
-        if ((connection.full || broken) && connections[slot] === connection) {
+        const retiring = connection.full || broken || performance.now() > connection.retireAt;
+        if (retiring && connections[slot] === connection) {
           connections[slot] = connect();
-          void connection.sql.end({ timeout: broken ? 0 : 5 }).catch(() => {});
+          retire(connection, broken);
         }
       }
     });
@@ -221,12 +231,12 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
   /** A transaction whose BEGIN and COMMIT are under the deadline; each statement inside has its own. */
   const transaction = <T>(c: Connection, fn: (tx: Queryable) => Promise<T>): Promise<T> =>
     answered(
+      c,
       (owing) =>
         c.sql.begin(async (tx) => {
-          if (pooled) await tx.unsafe(localSettings);
           owing(false);
           try {
-            return await fn(queryable(c, tx, true));
+            return await fn(queryable(c, tx));
           } finally {
             owing(true);
           }
@@ -235,20 +245,21 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
 
   return {
     kind: 'postgres',
-    query: (text, params, lane) => onConnection(lane, false, (c) => queryable(c, c.sql, false).query(text, params)),
+    query: (text, params, lane, alone = false) =>
+      onConnection(lane, alone, (c) => queryable(c, c.sql).query(text, params)),
     transaction: (fn, lane) => onConnection(lane, true, (c) => transaction(c, fn)),
-    exec: (text) => onConnection(undefined, true, async (c) => void (await answered(() => c.sql.unsafe(text)))),
+    exec: (text) => onConnection(undefined, true, async (c) => void (await answered(c, () => c.sql.unsafe(text)))),
     ping: async () => {
       if (closed) throw Object.assign(new Error('the pool is closed'), { code: 'CONNECTION_ENDED' });
-      pinger ??= open();
-      const sql = pinger;
+      pinger ??= connect();
+      const c = pinger;
       try {
-        await answered(() => sql`SELECT 1`);
+        await answered(c, () => c.sql`SELECT 1`);
       } catch (error) {
         // A stranded ping would fail every later one: start afresh.
-        if (isBroken(error) && pinger === sql) {
+        if (isBroken(error) && pinger === c) {
           pinger = undefined;
-          void sql.end({ timeout: 0 }).catch(() => {});
+          retire(c, true);
         }
         throw error;
       }
@@ -256,7 +267,7 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
     stats: () => admission.stats(),
     close: async () => {
       closed = true;
-      await Promise.all([...connections, ...(pinger ? [{ sql: pinger }] : [])].map((c) => c.sql.end({ timeout: 5 })));
+      await Promise.all([...connections, ...(pinger ? [pinger] : [])].map((c) => c.sql.end({ timeout: 5 })));
     },
   };
 }

@@ -65,6 +65,11 @@ export function withReplicas(primary: Database, databases: readonly Database[], 
   });
   /** The primary's positions over the last maxLagMs, and the one just before them. */
   const samples: Sample[] = [];
+  /**
+   * False from a failed poll of the primary until the samples span maxLagMs again: meanwhile no
+   * replica's lag can be known, so none serves.
+   */
+  let bounded = true;
   let turn = 0;
 
   /** `query` on `db`'s first row as a position; undefined when it fails or takes longer than a poll may. */
@@ -86,7 +91,11 @@ export function withReplicas(primary: Database, databases: readonly Database[], 
     replayed.forEach((at, i) => {
       replicas[i]!.replayed = at;
     });
-    if (position === undefined) return;
+    if (position === undefined) {
+      samples.length = 0;
+      bounded = false;
+      return;
+    }
     const now = Date.now();
     samples.push({ at: now, position });
     while (samples.length > 1 && samples[1]!.at <= now - options.maxLagMs) samples.shift();
@@ -105,15 +114,21 @@ export function withReplicas(primary: Database, databases: readonly Database[], 
   const timer = setInterval(tick, POLL_MS);
   timer.unref();
 
-  /** What a replica must have replayed to serve: all the primary had written maxLagMs ago. */
-  const needed = () => {
+  /** What a replica must have replayed to serve: all the primary had written maxLagMs ago; undefined: none serves. */
+  const needed = (): bigint | undefined => {
     const oldest = samples[0];
-    return oldest && oldest.at <= Date.now() - options.maxLagMs ? oldest.position : 0n;
+    if (oldest && oldest.at <= Date.now() - options.maxLagMs) {
+      bounded = true;
+      return oldest.position;
+    }
+    return bounded ? 0n : undefined;
   };
 
   /** A replica close enough behind that has replayed `after`, taking turns among those that fit. */
   function pick(after: bigint | undefined): Replica | undefined {
-    const least = after !== undefined && after > needed() ? after : needed();
+    const need = needed();
+    if (need === undefined) return undefined;
+    const least = after !== undefined && after > need ? after : need;
     const fit = replicas.filter((r) => r.replayed !== undefined && r.replayed >= least);
     if (fit.length === 0) return undefined;
     turn = (turn + 1) % fit.length;
@@ -132,11 +147,13 @@ export function withReplicas(primary: Database, databases: readonly Database[], 
         (rows) => (rows[0] ? String(rows[0].position) : undefined),
         () => undefined,
       ),
-    replicas: () =>
-      replicas.map((r) => ({
+    replicas: () => {
+      const need = needed();
+      return replicas.map((r) => ({
         replayed: r.replayed === undefined ? null : formatPosition(r.replayed),
-        serving: r.replayed !== undefined && r.replayed >= needed(),
-      })),
+        serving: need !== undefined && r.replayed !== undefined && r.replayed >= need,
+      }));
+    },
     async close() {
       clearInterval(timer);
       await Promise.all([primary.close(), ...replicas.map((r) => r.db.close())]);
