@@ -26,7 +26,18 @@ interface KindSpec {
   readonly typescript: string;
   /** A CSV cell (never empty) as the JSON value a body gives; a cell that is no such value stays text. */
   readonly fromCsv: (cell: string) => unknown;
+  /**
+   * How a value reaches a response built in Node (row-json.ts): selected as its text (`text`) or
+   * as PostgreSQL's own JSON text (`json`, for the kinds whose JSON form only PostgreSQL knows for
+   * every value), and written into the row's JSON exactly as PostgreSQL's to_json writes it.
+   */
+  readonly toJson: { readonly select: 'text' | 'json'; readonly write: (text: string) => string };
 }
+
+/** The value's text is its JSON: numbers, booleans, JSON, and what was selected as JSON already. */
+const verbatim = (text: string) => text;
+/** PostgreSQL's to_json gives a numeric's special values as strings. */
+const NUMERIC_WORD = /^(?:NaN|-?Infinity)$/;
 
 /** Filters also take the other spellings of a uuid PostgreSQL reads (braces, no hyphens). */
 const ANY_UUID = /^\{?[0-9a-f]{8}-?(?:[0-9a-f]{4}-?){3}[0-9a-f]{12}\}?$/i;
@@ -60,6 +71,7 @@ export const KINDS = {
     jsonSchema: { type: 'string', format: 'uuid' },
     typescript: 'string',
     fromCsv: asIs,
+    toJson: { select: 'text', write: (text) => `"${text}"` },
   },
   text: {
     columns: ['text'],
@@ -69,6 +81,8 @@ export const KINDS = {
     jsonSchema: { type: 'string' },
     typescript: 'string',
     fromCsv: asIs,
+    // PostgreSQL escapes the same characters as JSON.stringify, in the same forms.
+    toJson: { select: 'text', write: (text) => JSON.stringify(text) },
   },
   boolean: {
     columns: ['boolean'],
@@ -79,6 +93,8 @@ export const KINDS = {
     jsonSchema: { type: 'boolean' },
     typescript: 'boolean',
     fromCsv: (cell) => (cell === 'true' ? true : cell === 'false' ? false : cell),
+    // A boolean cast to text is `true` or `false`.
+    toJson: { select: 'text', write: verbatim },
   },
   integer: {
     columns: ['integer', 'serial'],
@@ -95,6 +111,7 @@ export const KINDS = {
     jsonSchema: { type: 'integer', format: 'int32' },
     typescript: 'number',
     fromCsv: number,
+    toJson: { select: 'text', write: verbatim },
   },
   numeric: {
     columns: ['numeric'],
@@ -110,6 +127,7 @@ export const KINDS = {
     jsonSchema: { type: 'number' },
     typescript: 'number',
     fromCsv: number,
+    toJson: { select: 'text', write: (text) => (NUMERIC_WORD.test(text) ? `"${text}"` : text) },
   },
   date: {
     columns: ['date'],
@@ -124,6 +142,7 @@ export const KINDS = {
     jsonSchema: { type: 'string', format: 'date' },
     typescript: 'string',
     fromCsv: asIs,
+    toJson: { select: 'json', write: verbatim },
   },
   timestamptz: {
     columns: ['timestamp with time zone'],
@@ -138,6 +157,7 @@ export const KINDS = {
     jsonSchema: { type: 'string', format: 'date-time' },
     typescript: 'string',
     fromCsv: asIs,
+    toJson: { select: 'json', write: verbatim },
   },
   'text[]': {
     columns: ['text[]'],
@@ -147,6 +167,7 @@ export const KINDS = {
     jsonSchema: { type: 'array', items: { type: 'string' } },
     typescript: 'string[]',
     fromCsv: json,
+    toJson: { select: 'json', write: verbatim },
   },
   jsonb: {
     columns: ['jsonb'],
@@ -156,6 +177,7 @@ export const KINDS = {
     jsonSchema: {},
     typescript: 'Json',
     fromCsv: json,
+    toJson: { select: 'text', write: verbatim },
   },
 } as const satisfies Record<string, KindSpec>;
 

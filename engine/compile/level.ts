@@ -10,9 +10,11 @@
  * object; a level with aggregates groups by its other columns (and by its to-one spreads'). Every
  * level is matched to its parent and to the caller's tenant (relation.ts).
  */
+import { KINDS } from '../field-kinds.ts';
 import type { PlannedEmbed, ReadColumn, ReadLevel, Target } from '../plan/types.ts';
 import type { Relation, Resource } from '../registry/index.ts';
 import type { AggregateFunction } from '../request.ts';
+import { rowColumn } from '../row-json.ts';
 import { storedCustomFields } from './custom-fields.ts';
 import { fieldValue, type Projection, projection, wholeRow } from './projection.ts';
 import { related } from './relation.ts';
@@ -40,6 +42,8 @@ interface Link {
 export interface LevelOptions {
   readonly paged?: boolean;
   readonly csv?: boolean;
+  /** Each column as its JSON's text or its text (field-kinds.ts, `toJson`), named by its position. */
+  readonly text?: boolean;
   readonly written?: { readonly source: string; readonly customFields: string | null };
 }
 
@@ -172,6 +176,13 @@ export class ReadCompiler {
     }
   }
 
+  /** A field column's value as the text Node writes into its JSON (row-json.ts). */
+  #text(c: ReadColumn, table: string, lateral: ReadonlyMap<PlannedEmbed, string>): string {
+    if (c.kind !== 'field') throw new Error(`a ${c.kind} column has no text form`);
+    const value = this.#column(c, table, lateral);
+    return KINDS[c.target.kind].toJson.select === 'json' ? `to_json(${value})::text` : `(${value})::text`;
+  }
+
   /**
    * A level over `table`: its SELECT, whose rows are the level's objects. `paged`: whether its
    * order, limit and offset apply (a count of groups leaves them out); `csv`: whether custom-field
@@ -179,7 +190,7 @@ export class ReadCompiler {
    * the caller's), with their custom-field values as the write left them.
    */
   level(level: ReadLevel, table: string, link: Link | null, options: LevelOptions = {}): CompiledLevel {
-    const { paged = true, csv = false, written } = options;
+    const { paged = true, csv = false, text = false, written } = options;
     const from = written?.source ?? `${ident(level.resource.table)} ${table}`;
     const where = written ? '' : this.where(level, table, link);
     const lateral = new Map<PlannedEmbed, string>();
@@ -191,8 +202,9 @@ export class ReadCompiler {
       laterals += ` LEFT JOIN LATERAL (${this.#embed(embed, table, level.resource)}) ${alias} ON true`;
     }
     // Written rows carry one more column than the table's.
-    const list =
-      wholeRow(level.resource, level.columns) && !laterals && !written
+    const list = text
+      ? level.columns.map((c, i) => `${this.#text(c, table, lateral)} AS ${rowColumn(i)}`).join(', ')
+      : wholeRow(level.resource, level.columns) && !laterals && !written
         ? `${table}.*`
         : level.columns.map((c) => `${this.#column(c, table, lateral)} AS ${ident(c.key)}`).join(', ');
     const keys = level.columns.map((c) => c.key);

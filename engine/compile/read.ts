@@ -1,16 +1,25 @@
 /**
- * A read plan to one statement that returns one row: whether the scope resolved, the page's row
- * count, the total (when a count was asked for) and the body (JSON or CSV), built by PostgreSQL.
+ * A read plan to one statement: whether the scope resolved, the total (when a count was asked for)
+ * and the page. Where PostgreSQL builds the body (JSON or CSV) it is one row:
  *
  *   WITH scope AS (...)
  *   SELECT (SELECT count(*) FROM scope)::int AS authorized, <tenant> AS tenant,
  *          count(*)::int AS page_total, <total> AS total, <body> AS body,
  *          num_nonnulls(<each filter value converted>) AS converted
  *   FROM (<the resource's level: level.ts>) _t
+ *
+ * Where Node builds it (row-json.ts), one row per row of the page, each with the same first
+ * columns, and one with the first columns alone when the page is empty:
+ *
+ *   WITH scope AS (...)
+ *   SELECT m.*, r.* FROM (SELECT <authorized>, <tenant>, <total>, <converted>) m
+ *   LEFT JOIN LATERAL (SELECT row_number() OVER () AS n, <the level, each value as text> ) r ON true
+ *   ORDER BY r.n
  */
 import { sqlType } from '../field-kinds.ts';
 import type { ReadPlan } from '../plan/types.ts';
 import type { Tenancy } from '../registry/index.ts';
+import { rowShape } from '../row-json.ts';
 import { ReadCompiler } from './level.ts';
 import { jsonBody } from './projection.ts';
 import { type Scope, type Scoping, scopeCte } from './scope.ts';
@@ -20,21 +29,30 @@ export function compileRead(plan: ReadPlan, scope: Scope | undefined, scoping: S
   const params = new Params();
   const { cte, scoped, column } = scopeCte(scope, params, scoping);
   const compiler = new ReadCompiler(params, scoped);
-  const rows = compiler.level(plan, 't', null, { csv: plan.format === 'csv' });
+  const shape = rowShape(plan);
+  const rows = compiler.level(plan, 't', null, { csv: plan.format === 'csv', text: shape !== null });
 
   // exact: every matching row counted. estimated: counted up to MAX_ROWS + 1, past which the
   // engine asks the planner (compileCountEstimate). planned: the planner alone.
   let total = 'NULL::int8';
   if (plan.count === 'exact') total = compiler.count(plan);
   if (plan.count === 'estimated') total = compiler.count(plan, params.add(String(plan.limitOfCount), 'int8'));
-  const body = jsonBody(rows.row, plan.head ? 'none' : plan.format, params);
-  // The tenant the scope resolved to, which an estimate is asked for (compileCountEstimate).
-  const estimated = (plan.count === 'planned' || plan.count === 'estimated') && column !== null;
-  const tenant = estimated ? `${scoped}::text` : 'NULL::text';
+  // The tenant the scope resolved to: an estimate is asked for it (compileCountEstimate), and the
+  // engine keeps a token's.
+  const tenant = column === null ? 'NULL::text' : `${scoped}::text`;
+  const head = `(SELECT count(*) FROM scope)::int4 AS authorized, ${tenant} AS tenant`;
 
+  if (shape) {
+    // The page's rows in order after one row of the rest, which an empty page still has.
+    const text =
+      `${cte} SELECT m.*, r.* FROM (SELECT ${head}, ${total}::text AS total,` +
+      ` ${params.evaluations()} AS converted) m LEFT JOIN LATERAL (SELECT row_number() OVER () AS "n", _r.*` +
+      ` FROM (${rows.sql}) _r) r ON true ORDER BY r."n"`;
+    return { text, params: params.values, rows: shape };
+  }
+  const body = jsonBody(rows.row, plan.head ? 'none' : plan.format, params);
   const text =
-    `${cte} SELECT (SELECT count(*) FROM scope)::int4 AS authorized, ${tenant} AS tenant,` +
-    ` count(*)::int4 AS page_total, ${total}::text AS total, ${body} AS body,` +
+    `${cte} SELECT ${head}, count(*)::int4 AS page_total, ${total}::text AS total, ${body} AS body,` +
     ` ${params.evaluations()} AS converted FROM (${rows.sql}) _t`;
   return { text, params: params.values };
 }

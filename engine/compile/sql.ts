@@ -3,13 +3,17 @@
  * through `Params.add`, which appends a `$n::text::type` placeholder; identifiers only through
  * `ident`; SQL types only through the field kinds' (field-kinds.ts) and the planner's fixed list of casts.
  */
+
 import type { SqlParam } from '../db/port.ts';
 import { sqlType } from '../field-kinds.ts';
 import type { Field } from '../registry/index.ts';
+import type { RowShape } from '../row-json.ts';
 
 export interface CompiledStatement {
   readonly text: string;
   readonly params: readonly SqlParam[];
+  /** A read whose rows are its page, their JSON built in Node (row-json.ts); otherwise one row with the body. */
+  readonly rows?: RowShape;
 }
 
 /** Only simple type names reach SQL text, whatever a caller passes. */

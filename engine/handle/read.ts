@@ -7,16 +7,28 @@ import { parseRequest, type RawRequest } from '../parse/index.ts';
 import { planRead } from '../plan/read.ts';
 import type { ReadPlan } from '../plan/types.ts';
 import { type EngineResponse, respondRead } from '../respond.ts';
+import { type RowShape, rowsBody } from '../row-json.ts';
 import type { StageClock } from '../timings.ts';
 import type { Context } from './context.ts';
 
 interface ReadRow {
   authorized: number;
-  /** Set for planned and estimated counts: the tenant an estimate is asked for. */
+  /** The tenant the scope resolved to: the one an estimate is asked for. */
   tenant: string | null;
   page_total: number;
   total: string | null;
   body: string | null;
+  /** Where Node builds the body: the row's place in the page, null on the row of an empty page. */
+  n?: string | number | null;
+}
+
+/**
+ * The one row of a read whose page Node builds: its first columns, and the body from the page's
+ * rows (none when the page is empty: one row then carries the first columns alone).
+ */
+function pageOf(shape: RowShape, rows: readonly ReadRow[], single: boolean): ReadRow {
+  const page = rows[0]!.n === null ? [] : rows;
+  return { ...rows[0]!, page_total: page.length, body: rowsBody(shape, page, single) };
 }
 
 /** A read's plan and statement: parse, plan and compile (the read cache's miss). */
@@ -63,9 +75,11 @@ export async function read(
     ctx.observer?.onCache?.(hit);
     // A cached read spends its time finding its statement: parse, as nothing else is left.
     if (hit) clock?.lap('parse');
-    const [row] = await ctx.execute<ReadRow>(statement.text, statement.params, scope, 'read', source);
+    const rows = await ctx.execute<ReadRow>(statement.text, statement.params, scope, 'read', source);
     clock?.lap('db');
-    return { plan, row: row!, authorized: row?.authorized ?? 0 };
+    const row = statement.rows ? pageOf(statement.rows, rows, plan.format === 'object') : rows[0]!;
+    ctx.learn(scope, row.tenant);
+    return { plan, row, authorized: row.authorized ?? 0 };
   });
   let total = row.total === null ? null : Number(row.total);
   // Counting stops at MAX_ROWS + 1 for `estimated`; past that, and for `planned`, the
