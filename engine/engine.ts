@@ -36,6 +36,11 @@ export interface EngineOptions {
   readonly readCacheSize?: number;
   /** Serve statement plans (`Accept: application/vnd.pgrst.plan+json`, PostgREST's db-plan-enabled); off: 406. */
   readonly planEnabled?: boolean;
+  /**
+   * Where the JSON of a page of plain rows is built (docs/architecture.md, "Where JSON is built"):
+   * by PostgreSQL (default), or by Node from the rows, which costs the database less and Node more.
+   */
+  readonly jsonBuiltBy?: 'database' | 'node';
   /** Told of each statement and read-cache lookup, for a host's metrics. */
   readonly observer?: EngineObserver;
   /**
@@ -119,6 +124,7 @@ export function createEngine(options: EngineOptions): Engine {
     maxRows: options.maxRows ?? 1000,
     readCacheSize: options.readCacheSize ?? 1000,
     planEnabled: options.planEnabled ?? false,
+    nodeJson: options.jsonBuiltBy === 'node',
     observer: options.observer,
     tokens: tokenTable,
   });

@@ -31,6 +31,8 @@ export interface ApiOptions {
   readonly serverTiming?: boolean;
   /** PLAN_ENABLED: statement plans for `Accept: application/vnd.pgrst.plan+json`. */
   readonly planEnabled?: boolean;
+  /** JSON_BUILT_BY: where the JSON of a page of plain rows is built. */
+  readonly jsonBuiltBy?: 'database' | 'node';
   /**
    * Collect Prometheus metrics (`Api.metrics`); `token` (METRICS_TOKEN) also serves them at
    * GET /metrics to `Authorization: Bearer <token>`. Left out, nothing is collected.
@@ -60,6 +62,7 @@ export function buildApi(options: ApiOptions): Api {
     maxRows: options.maxRows,
     openapi: openapiOptions(options.serverUrl),
     planEnabled: options.planEnabled,
+    jsonBuiltBy: options.jsonBuiltBy,
     observer: metrics?.observer,
   });
   const imports = createImports({ db, engine });

@@ -69,6 +69,8 @@ const ConfigSchema = v.object({
   SERVER_TIMING: flag(),
   /** `1`: statement plans for `Accept: application/vnd.pgrst.plan+json` (PostgREST's db-plan-enabled). */
   PLAN_ENABLED: flag(),
+  /** Where the JSON of a page of plain rows is built: `database` (PostgreSQL) or `node` (docs/architecture.md). */
+  JSON_BUILT_BY: v.optional(v.picklist(['database', 'node']), 'database'),
 });
 
 export type Config = v.InferOutput<typeof ConfigSchema>;

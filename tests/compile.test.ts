@@ -17,9 +17,10 @@ function compile(
   query: string,
   headers: Record<string, string> = {},
   scope: Scope = { tenant: ORG },
+  nodeJson = false,
 ) {
   const request = parseRequest({ method: 'GET', resource, query, header: (name) => headers[name] });
-  return compileRead(planRead(registry.get(resource)!, request, 1000), scope, SCOPING);
+  return compileRead(planRead(registry.get(resource)!, request, 1000), scope, SCOPING, { nodeJson });
 }
 
 describe('compileRead', () => {
@@ -67,9 +68,16 @@ describe('compileRead', () => {
     );
   });
 
+  it('builds JSON in PostgreSQL by default: an array, a single object, or nothing for HEAD', () => {
+    expect(compile('segment', '').text).toContain(`coalesce(json_agg(_t), '[]')::text AS body`);
+    expect(compile('segment', '', { accept: 'application/vnd.pgrst.object+json' }).text).toContain(
+      '(json_agg(_t) -> 0)::text AS body',
+    );
+  });
+
   it('selects a page of plain rows as text for Node to build its JSON, in order after one row of the rest', () => {
     for (const accept of ['application/json', 'application/vnd.pgrst.object+json']) {
-      const { text, rows } = compile('segment', 'select=id,name,created_at', { accept });
+      const { text, rows } = compile('segment', 'select=id,name,created_at', { accept }, { tenant: ORG }, true);
       expect(rows?.columns.map((c) => c.key)).toEqual(['id', 'name', 'created_at']);
       expect(text).toContain('(t."id")::text AS c0, (t."name")::text AS c1, to_json(t."created_at")::text AS c2');
       expect(text).toContain('LEFT JOIN LATERAL (SELECT row_number() OVER () AS "n", _r.*');
@@ -78,7 +86,7 @@ describe('compileRead', () => {
     }
   });
 
-  it('builds JSON in PostgreSQL for embeds, aggregates, casts, custom fields and CSV', () => {
+  it('builds JSON in PostgreSQL for embeds, aggregates, casts, custom fields and CSV even so', () => {
     const cases: Array<[string, string, Record<string, string>]> = [
       ['deal', 'select=id,contact(id)', {}],
       ['deal', 'select=status_key,count()', {}],
@@ -87,11 +95,11 @@ describe('compileRead', () => {
       ['segment', '', { accept: 'text/csv' }],
     ];
     for (const [resource, query, headers] of cases) {
-      const { text, rows } = compile(resource, query, headers);
+      const { text, rows } = compile(resource, query, headers, { tenant: ORG }, true);
       expect(rows, `${resource}?${query}`).toBeUndefined();
       expect(text).toMatch(/ AS body,/);
     }
-    expect(compile('segment', '').text).not.toContain('json_agg');
+    expect(compile('segment', '', {}, { tenant: ORG }, true).text).not.toContain('json_agg');
   });
 
   it("merges custom-field values into *_details rows, never shadowing the resource's own fields", () => {
@@ -128,7 +136,7 @@ describe('compileRead', () => {
     });
     const { text, params } = compileRead(planRead(resource, request, 1000), { tenant: ORG }, SCOPING);
     expect(text).toContain('(t."data"->>$2::text) = $3::text');
-    expect(text).toContain('((t."data"->$4::text->>$5::text))::text AS c0');
+    expect(text).toContain('(t."data"->$4::text->>$5::text) AS "name"');
     expect(params.slice(1, 5)).toEqual(["'x", '1', 'owner', 'name']);
   });
 });

@@ -24,11 +24,13 @@ const TRICKY_TEXT = [
 describe('JSON built in Node from rows', () => {
   let database: TestDatabase;
   let engine: Engine;
+  let byDatabase: Engine;
 
   beforeAll(async () => {
     database = await createTestDatabase();
     await database.db.query('INSERT INTO organisation (id, name) VALUES ($1::text::uuid, $2)', [ORG, 'rows']);
-    engine = engageEngine(database.db);
+    engine = engageEngine(database.db, { jsonBuiltBy: 'node' });
+    byDatabase = engageEngine(database.db);
     const timestamps = ['2026-01-01T00:00:00Z', '1999-12-31T23:59:59.999999Z', 'infinity', '-infinity', null];
     const dates = ['2000-02-29', '0044-03-15 BC', 'infinity', null];
     await insertRows(
@@ -64,15 +66,14 @@ describe('JSON built in Node from rows', () => {
     await database?.drop();
   });
 
-  /** The engine's body for a GET of `resource`. */
-  async function body(resource: string, query: string, accept = 'application/json'): Promise<string> {
-    const headers: Record<string, string> = { accept };
-    const response = await engine.handle(
+  /** The engine's response to a GET of `resource`. */
+  const get = (on: Engine, resource: string, query: string, headers: Record<string, string>) =>
+    on.handle(
       { method: 'GET', resource, query, header: (name) => headers[name.toLowerCase()] ?? null, body: null },
       { tenant: ORG },
     );
-    return response.body as string;
-  }
+  const body = async (resource: string, query: string, accept = 'application/json') =>
+    (await get(engine, resource, query, { accept })).body as string;
 
   /** PostgreSQL's JSON of the same rows: json_agg over the resource's fields, by id. */
   async function postgres(resource: string, single = false): Promise<string> {
@@ -94,6 +95,23 @@ describe('JSON built in Node from rows', () => {
       expect(await body(resource, 'order=id')).toBe(expected);
     });
   }
+
+  it('answers as the engine that leaves the JSON to PostgreSQL: status, headers and body', async () => {
+    const cases: Array<[string, Record<string, string>]> = [
+      ['order=id&limit=3&offset=2', { prefer: 'count=exact' }],
+      ['select=id,name,value&value=gt.1&order=value.desc', {}],
+      ['select=n:name,v:value&order=id&limit=1', { accept: 'application/vnd.pgrst.object+json' }],
+      ['order=id&offset=50', { prefer: 'count=exact' }],
+      ['select=id&id=eq.00000000-0000-0000-0000-000000000000', {}],
+    ];
+    for (const [query, headers] of cases) {
+      const [node, database] = await Promise.all([
+        get(engine, 'deal', query, headers).catch((error: Error) => error),
+        get(byDatabase, 'deal', query, headers).catch((error: Error) => error),
+      ]);
+      expect(node, query).toEqual(database);
+    }
+  });
 
   it('gives one object as PostgreSQL does, and an empty page as []', async () => {
     const [first] = await database.db.query<{ id: string }>(

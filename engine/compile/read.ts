@@ -25,11 +25,16 @@ import { jsonBody } from './projection.ts';
 import { type Scope, type Scoping, scopeCte } from './scope.ts';
 import { type CompiledStatement, ident, Params } from './sql.ts';
 
-export function compileRead(plan: ReadPlan, scope: Scope | undefined, scoping: Scoping): CompiledStatement {
+export function compileRead(
+  plan: ReadPlan,
+  scope: Scope | undefined,
+  scoping: Scoping,
+  options: { readonly nodeJson?: boolean } = {},
+): CompiledStatement {
   const params = new Params();
   const { cte, scoped, column } = scopeCte(scope, params, scoping);
   const compiler = new ReadCompiler(params, scoped);
-  const shape = rowShape(plan);
+  const shape = options.nodeJson ? rowShape(plan) : null;
   const rows = compiler.level(plan, 't', null, { csv: plan.format === 'csv', text: shape !== null });
 
   // exact: every matching row counted. estimated: counted up to MAX_ROWS + 1, past which the

@@ -34,6 +34,8 @@ export interface ContextOptions {
   readonly maxRows: number;
   readonly readCacheSize: number;
   readonly planEnabled: boolean;
+  /** Node builds the JSON of a page of plain rows (row-json.ts). */
+  readonly nodeJson: boolean;
   readonly observer: EngineObserver | undefined;
   /** The table of built-in tokens, or null without them. */
   readonly tokens: string | null;
@@ -55,6 +57,7 @@ export class Context {
   readonly db: Database;
   readonly maxRows: number;
   readonly planEnabled: boolean;
+  readonly nodeJson: boolean;
   readonly observer: EngineObserver | undefined;
   readonly scoping: Scoping;
   /** Compiled reads kept for repeated requests. */
@@ -69,6 +72,7 @@ export class Context {
     this.db = options.db;
     this.maxRows = options.maxRows;
     this.planEnabled = options.planEnabled;
+    this.nodeJson = options.nodeJson;
     this.observer = options.observer;
     this.scoping = { tenancy: options.registry.tenant, tokens: options.tokens };
     this.reads = new ReadCache(options.readCacheSize);

@@ -38,7 +38,7 @@ export function compileReadRequest(ctx: Context, raw: RawRequest, scope: Scope |
   clock?.lap('parse');
   const plan = planRead(resource, request, ctx.maxRows);
   clock?.lap('plan');
-  const statement = compileRead(plan, scope, ctx.scoping);
+  const statement = compileRead(plan, scope, ctx.scoping, { nodeJson: ctx.nodeJson });
   clock?.lap('compile');
   return { plan, statement };
 }
