@@ -11,6 +11,7 @@ import { buildApi } from '../server/build.ts';
 import { type DatabaseConfig, openDatabase } from '../server/database.ts';
 import { createOrganisation, insertRows, type Organisation } from './helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
+import { holdLocks, waitingOnLocks } from './helpers/locks.ts';
 
 let base: TestDatabase;
 let a: Organisation;
@@ -46,35 +47,8 @@ async function serve(config: Omit<DatabaseConfig, 'DATABASE_URL'>) {
 }
 
 /** Locks A's calendar row until the returned function is called. */
-async function lockCalendar(): Promise<() => Promise<void>> {
-  let unlock!: () => void;
-  const held = new Promise<void>((resolve) => {
-    unlock = resolve;
-  });
-  let locked!: () => void;
-  const ready = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
-  const tx = locker.begin(async (sql) => {
-    await sql`SELECT 1 FROM calendar WHERE id = ${calendarId} FOR UPDATE`;
-    locked();
-    await held;
-  });
-  await ready;
-  return async () => {
-    unlock();
-    await tx;
-  };
-}
-
-/** Statements of the test database waiting on a lock now. */
-async function waitingOnLocks(): Promise<number> {
-  const [row] = await base.db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_stat_activity
-      WHERE datname = current_database() AND wait_event_type = 'Lock' AND application_name = 'engage'`,
-  );
-  return row!.n;
-}
+const lockCalendar = () => holdLocks(locker, (sql) => sql`SELECT 1 FROM calendar WHERE id = ${calendarId} FOR UPDATE`);
+const waiting = () => waitingOnLocks(base.db);
 
 async function until(check: () => Promise<boolean>) {
   for (let i = 0; i < 200 && !(await check()); i++) await new Promise((r) => setTimeout(r, 25));
@@ -98,14 +72,14 @@ describe('a noisy neighbour', () => {
     const unlock = await lockCalendar();
     let settled = 0;
     const slow = Array.from({ length: 6 }, () => patchLocked(call).finally(() => settled++));
-    await until(async () => (await waitingOnLocks()) === 2);
+    await until(async () => (await waiting()) === 2);
 
     const cheap = await within(call('/api/v1/contact?select=id', b.token), 5000);
     expect(cheap).not.toBe('still waiting');
     expect((cheap as Response).status).toBe(200);
     // A's requests are all still in flight, and never more than two of them on connections.
     expect(settled).toBe(0);
-    expect(await waitingOnLocks()).toBe(2);
+    expect(await waiting()).toBe(2);
 
     await unlock();
     expect((await Promise.all(slow)).map((r) => r.status)).toEqual([204, 204, 204, 204, 204, 204]);
@@ -119,7 +93,7 @@ describe('a row lock', () => {
     try {
       const started = Date.now();
       const patch = patchLocked(call);
-      await until(async () => (await waitingOnLocks()) === 1);
+      await until(async () => (await waiting()) === 1);
       const read = await within(call('/api/v1/calendar?select=id', a.token), 2000);
       expect(read).not.toBe('still waiting');
       expect((read as Response).status).toBe(200);
@@ -144,7 +118,7 @@ describe('a saturated pool', () => {
     });
     const unlock = await lockCalendar();
     const held = [patchLocked(call), patchLocked(call)];
-    await until(async () => (await waitingOnLocks()) === 2);
+    await until(async () => (await waiting()) === 2);
 
     const started = Date.now();
     const refused = await within(call('/api/v1/contact', b.token), 5000);

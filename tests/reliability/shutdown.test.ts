@@ -16,6 +16,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { seedDemo } from '../../server/demo.ts';
 import { ERROR_KEYS } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { holdLocks, waitingOnLocks } from '../helpers/locks.ts';
 import { freePort } from '../helpers/ports.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -95,42 +96,14 @@ function read(): Promise<Outcome> {
   });
 }
 
-/** Holds ACCESS EXCLUSIVE on `contact` until the returned function is called: every read of it waits. */
-async function lockContacts(): Promise<() => Promise<void>> {
-  let unlock!: () => void;
-  const held = new Promise<void>((resolve) => {
-    unlock = resolve;
-  });
-  let locked!: () => void;
-  const ready = new Promise<void>((resolve) => {
-    locked = resolve;
-  });
-  const tx = locker.begin(async (sql) => {
-    await sql`LOCK TABLE contact IN ACCESS EXCLUSIVE MODE`;
-    locked();
-    await held;
-  });
-  await ready;
-  return async () => {
-    unlock();
-    await tx;
-  };
-}
-
-/** The server's statements waiting on a lock now. */
-async function waitingOnLocks(): Promise<number> {
-  const [row] = await database.db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM pg_stat_activity
-      WHERE datname = current_database() AND wait_event_type = 'Lock' AND application_name = 'engage'`,
-  );
-  return row!.n;
-}
+/** Locks the contact table until the returned function is called. */
+const lockContacts = () => holdLocks(locker, (sql) => sql`LOCK TABLE contact IN ACCESS EXCLUSIVE MODE`);
 
 it('answers every request still in flight when the drain ends 503 SHUTTING_DOWN, and exits at once', async () => {
   const unlock = await lockContacts();
   try {
     const reads = Array.from({ length: REQUESTS }, read);
-    for (const deadline = Date.now() + 10_000; (await waitingOnLocks()) === 0; await sleep(25)) {
+    for (const deadline = Date.now() + 10_000; (await waitingOnLocks(database.db)) === 0; await sleep(25)) {
       if (Date.now() > deadline) throw new Error('no read reached the database');
     }
     const signalled = performance.now();
