@@ -16,10 +16,9 @@ interface Seen {
   readonly lane: string | undefined;
 }
 
-/** The database, recording each statement with its parameters and lane. */
+/** The database, recording each statement with its parameters and lane (reads too: no replicas). */
 function watched(db: Database, seen: Seen[]): Database {
   return {
-    ...db,
     kind: db.kind,
     query: (text, params = [], lane) => {
       seen.push({ text, params, lane });

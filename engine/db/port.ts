@@ -15,11 +15,11 @@ export type Row = Record<string, unknown>;
 export const PLAN_CACHE_MODE = 'force_generic_plan';
 
 /**
- * Planner settings of every connection, beside PLAN_CACHE_MODE. A generic plan prices an
- * organisation's rows at the table's average per organisation, so with a few uneven organisations
- * a (parallel) sequential scan of every organisation's rows looked cheaper than the index led by
- * organisation_id, and a small organisation's `ilike` read all of a large one's rows (300 ms
- * against 2 ms). Priced out, every tenant table is read through an index led by organisation_id
+ * Planner settings of every connection (db/settings.ts says how they reach it), beside
+ * PLAN_CACHE_MODE. A generic plan prices an organisation's rows at the table's average per
+ * organisation, so with a few uneven organisations a (parallel) sequential scan of every
+ * organisation's rows looked cheaper than the index led by organisation_id, and a small
+ * organisation's `ilike` read all of a large one's rows (300 ms against 2 ms). Priced out, every tenant table is read through an index led by organisation_id
  * (each has its key); a large organisation's filters that no index serves then cost it up to 3x a
  * sequential scan. Parallel workers are off: they give one request the cores others wait for.
  */

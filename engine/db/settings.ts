@@ -5,8 +5,9 @@
  * transaction pooler it may not: PgBouncer refuses startup parameters it does not track, and a
  * server connection serves other clients between two transactions. There they are the role's
  * defaults in its database (`ALTER ROLE CURRENT_USER IN DATABASE ... SET`), which every server
- * connection takes at its own start: `setRoleSettings` makes them (`engage migrate` behind a
- * pooler), and `missingRoleSettings` tells which a connection lacks (checked at start-up).
+ * connection takes at its own start, and so does every other session of that role in that
+ * database: Engage should have a role of its own. `setRoleSettings` makes them (`engage migrate`
+ * behind a pooler), and `missingRoleSettings` tells which a connection lacks (checked at start-up).
  */
 import { PLAN_CACHE_MODE, PLANNER_SETTINGS, type Queryable } from './port.ts';
 
@@ -30,8 +31,8 @@ export function connectionSettings(options: SettingsOptions): Record<string, str
   };
 }
 
-/** A value fit to stand in SQL text: the settings are the configuration's numbers and the constants above. */
-const SETTING_VALUE = /^[\w.]+$/;
+/** A value fit to stand in SQL text: the configuration's whole numbers and the constants of port.ts. */
+const SETTING_VALUE = /^\w+$/;
 
 /**
  * Makes the settings the role's defaults in this database and this session's: connections opened

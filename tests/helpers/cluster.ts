@@ -164,7 +164,11 @@ export async function startCluster(): Promise<Cluster> {
     throw error;
   }
 
-  const admin = () => postgres({ host: dir, port, user: 'postgres', database: 'postgres', max: 1, onnotice: () => {} });
+  // Its own settings: a server behind a pooler makes its own the role's defaults (engine/db/settings.ts).
+  // As text: postgres.js leaves out a startup parameter whose value is falsy, such as the number 0.
+  const connection: Record<string, string> = { statement_timeout: '0', enable_seqscan: 'on' };
+  const admin = () =>
+    postgres({ host: dir, port, user: 'postgres', database: 'postgres', max: 1, onnotice: () => {}, connection });
 
   async function query<T extends Record<string, unknown>>(
     text: string,
