@@ -1,26 +1,57 @@
 /**
- * Compiled reads, by request. A read's plan and statement depend only on the resource, method,
- * query string, the headers the parser reads and the kind of scope; the scope's values are always
- * the first parameters (scopeValues). So a repeated read (a polled page, a dashboard's lists, an object fetched again)
- * skips parse, plan and compile and only swaps in the caller's scope. Every value stays a bound
- * parameter, and statements of one query shape share their text, so PostgreSQL's prepared
- * statement serves them all whatever the values. Bounded; the least recently used entry goes.
+ * Compiled reads, by request shape. A read's plan and statement depend only on the resource,
+ * method, query string, the headers the parser reads and the kind of scope; the scope's values are
+ * always the first parameters (scopeValues), and the value of each comparison on a plain field
+ * (`id=eq.<uuid>`, a slot) is a parameter of its own. So a read of a known shape (a polled page,
+ * an object fetched by id, a dashboard's lists) skips parse, plan and compile: its slot values are
+ * checked as the planner checks them and swapped in with the caller's scope. Every value stays a
+ * bound parameter, and statements of one shape share their text, so PostgreSQL's prepared
+ * statement serves them all. Bounded; the least recently used entry goes.
  */
 import { type Scope, scopeValues } from './compile/scope.ts';
 import type { CompiledStatement } from './compile/sql.ts';
+import type { SqlParam } from './db/port.ts';
+import type { FieldKind } from './field-kinds.ts';
 import { type RawRequest, REQUEST_HEADERS } from './parse/index.ts';
+import { type QueryShape, queryShape } from './parse/query.ts';
 import type { ReadPlan } from './plan/types.ts';
+import { checkValue } from './plan/values.ts';
 
 export interface CompiledRead {
   readonly plan: ReadPlan;
   readonly statement: CompiledStatement;
 }
 
+/** A held read; for a shape, where each slot's value goes and the kind it is checked as. */
+interface Entry extends CompiledRead {
+  readonly slots: ReadonlyArray<{ readonly index: number; readonly field: string; readonly kind: FieldKind }>;
+}
+
 /** Longer query strings are compiled each time rather than held. */
 const MAX_KEY_LENGTH = 2048;
 
+/**
+ * Where each slot's value sits among the statement's parameters, or null when that is not certain:
+ * each value must be found exactly once (a value that also fills another parameter, such as the
+ * limit or the tenant, could be either). A plan that reads its filter values after the statement
+ * (a planned count compiles an estimate from them) is held whole.
+ */
+function slotsOf(shape: QueryShape, made: CompiledRead): Entry['slots'] | null {
+  if (made.plan.count === 'planned' || made.plan.count === 'estimated') return null;
+  const { params } = made.statement;
+  const slots: Array<Entry['slots'][number]> = [];
+  for (const { field, value } of shape.slots) {
+    const index = params.indexOf(value);
+    if (index < 0 || params.indexOf(value, index + 1) >= 0) return null;
+    const kind = made.plan.resource.field(field)?.kind;
+    if (kind === undefined) return null;
+    slots.push({ index, field, kind });
+  }
+  return slots;
+}
+
 export class ReadCache {
-  readonly #entries = new Map<string, CompiledRead>();
+  readonly #entries = new Map<string, Entry>();
 
   constructor(readonly capacity: number) {}
 
@@ -28,28 +59,50 @@ export class ReadCache {
     return this.#entries.size;
   }
 
-  /** The cached read for `raw` under `scope`, or the one `compile` makes (and the cache keeps). */
+  /** The held read for `raw` under `scope`, or the one `compile` makes (and the cache keeps). */
   read(raw: RawRequest, scope: Scope | undefined, compile: () => CompiledRead): CompiledRead {
     const values = scopeValues(scope);
     // Each kind of scope has its own statement: none, a tenant, a token, or a token and its tenant.
     const kind = scope === undefined ? 'n' : 'tokenHash' in scope ? `k${values.length}` : 't';
-    let key = `${kind} ${raw.method} ${raw.resource}?${raw.query}`;
-    for (const name of REQUEST_HEADERS) key += `\n${raw.header(name) ?? ''}`;
-    if (key.length > MAX_KEY_LENGTH || this.capacity === 0) return compile();
+    let head = `${kind} ${raw.method} ${raw.resource}`;
+    for (const name of REQUEST_HEADERS) head += `\n${raw.header(name) ?? ''}`;
+    const shape = this.capacity === 0 ? null : queryShape(raw.query);
+    // A shape without slots is its query string; one with slots may be held whole instead (slotsOf).
+    const shapeKey = shape && `${head}\n${shape.slots.length ? 's' : 'q'}${shape.text}`;
+    const wholeKey = `${head}\nq${raw.query}`;
+    if (!shape || shapeKey!.length > MAX_KEY_LENGTH || wholeKey.length > MAX_KEY_LENGTH) return compile();
 
-    const cached = this.#entries.get(key);
-    if (!cached) {
+    const byShape = this.#take(shapeKey!);
+    const held = byShape ?? (shape.slots.length ? this.#take(wholeKey) : undefined);
+    if (!held) {
       const made = compile();
-      if (this.#entries.size >= this.capacity) this.#entries.delete(this.#entries.keys().next().value!);
-      this.#entries.set(key, made);
+      const slots = shape.slots.length ? slotsOf(shape, made) : [];
+      this.#put(slots ? shapeKey! : wholeKey, { ...made, slots: slots ?? [] });
       return made;
     }
-    // Most recently used last: Map keeps insertion order.
-    this.#entries.delete(key);
-    this.#entries.set(key, cached);
-    if (values.length === 0) return cached;
-    const params = [...cached.statement.params];
+    if (values.length === 0 && held.slots.length === 0) return held;
+    const params: SqlParam[] = [...held.statement.params];
     params.splice(0, values.length, ...values);
-    return { plan: cached.plan, statement: { ...cached.statement, params } };
+    held.slots.forEach((slot, i) => {
+      const { value } = shape.slots[i]!;
+      checkValue(slot.field, slot.kind, value);
+      params[slot.index] = value;
+    });
+    return { plan: held.plan, statement: { ...held.statement, params } };
+  }
+
+  /** The entry under `key`, made the most recently used (Map keeps insertion order). */
+  #take(key: string): Entry | undefined {
+    const entry = this.#entries.get(key);
+    if (entry) {
+      this.#entries.delete(key);
+      this.#entries.set(key, entry);
+    }
+    return entry;
+  }
+
+  #put(key: string, entry: Entry): void {
+    if (this.#entries.size >= this.capacity) this.#entries.delete(this.#entries.keys().next().value!);
+    this.#entries.set(key, entry);
   }
 }

@@ -6,7 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileRead } from '../engine/compile/read.ts';
 import type { Scope } from '../engine/compile/scope.ts';
+import { ApiError } from '../engine/errors.ts';
 import { parseRequest, type RawRequest } from '../engine/parse/index.ts';
+import { queryShape } from '../engine/parse/query.ts';
 import { planRead } from '../engine/plan/read.ts';
 import { type CompiledRead, ReadCache } from '../engine/read-cache.ts';
 import { registry } from '../schema/registry.ts';
@@ -84,6 +86,102 @@ describe('ReadCache', () => {
   });
 });
 
+/** A cache over the real parse, plan and compile of contact reads; `fresh` compiles without it. */
+function compiling() {
+  const cache = new ReadCache(10);
+  const compiled: string[] = [];
+  const fresh = (query: string, scope: Scope, headers: Record<string, string> = {}): CompiledRead => {
+    const plan = planRead(registry.get('contact')!, parseRequest({ ...raw(query, headers), method: 'GET' }), 1000);
+    return { plan, statement: compileRead(plan, scope, SCOPING) };
+  };
+  const read = (query: string, scope: Scope = A, headers: Record<string, string> = {}) =>
+    cache.read(raw(query, headers), scope, () => {
+      compiled.push(query);
+      return fresh(query, scope, headers);
+    }).statement;
+  return {
+    compiled,
+    read,
+    fresh: (query: string, scope: Scope = A, headers = {}) => fresh(query, scope, headers).statement,
+  };
+}
+
+/** What a call throws, as the client would see it. */
+function thrown(call: () => unknown): unknown {
+  try {
+    call();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ApiError);
+    const { code, message, details } = error as ApiError;
+    return { code, message, details };
+  }
+  throw new Error('expected an error');
+}
+
+const U1 = '00000000-0000-4000-8000-0000000000a1';
+const U2 = '00000000-0000-4000-8000-0000000000a2';
+
+describe('queryShape', () => {
+  it('takes out the values of comparisons on plain fields, decoded, and keeps everything else as written', () => {
+    const query =
+      'id=eq.1&select=id,city&city=not.eq.Bern%20X&name=gte.a+b&deal.value=eq.5&limit=eq.5&or=(a.eq.1)' +
+      '&display_name=like.A*&email=in.(a,b)&x="q"';
+    expect(queryShape(query)).toEqual({
+      text:
+        'id=eq.\0&select=id,city&city=not.eq.\0&name=gte.\0&deal.value=eq.5&limit=eq.5&or=(a.eq.1)' +
+        '&display_name=like.A*&email=in.(a,b)&x="q"',
+      slots: [
+        { field: 'id', value: '1' },
+        { field: 'city', value: 'Bern X' },
+        { field: 'name', value: 'a b' },
+      ],
+    });
+    expect(queryShape('?id=eq.1&id=lt.')?.text).toBe('id=eq.\0&id=lt.\0');
+  });
+
+  it('gives up on a malformed value, leaving parseQuery to report it', () => {
+    expect(queryShape('id=eq.%E0%A4%A')).toBeNull();
+  });
+});
+
+describe('ReadCache by shape', () => {
+  it('compiles a shape once and answers each request exactly as compiling it would', () => {
+    const { compiled, read, fresh } = compiling();
+    const shape = (id: string, city: string, name: string) =>
+      `city=eq.${city}&display_name=gt.${name}&id=not.eq.${id}&select=id,city&order=display_name&limit=5`;
+    read(shape(U1, 'Bern', 'A'));
+    for (const [id, city, name] of [
+      [U2, 'Z%C3%BCrich', 'B'],
+      [U1, 'Bern', 'A'],
+      [U2, 'a+b', ''],
+    ] as const) {
+      expect(read(shape(id, city, name))).toEqual(fresh(shape(id, city, name)));
+      expect(read(shape(id, city, name), B)).toEqual(fresh(shape(id, city, name), B));
+    }
+    expect(compiled).toEqual([shape(U1, 'Bern', 'A')]);
+  });
+
+  it('checks each value as the planner does, with the same error', () => {
+    const { read, fresh } = compiling();
+    read(`id=eq.${U1}`);
+    for (const bad of ['nope', '', `${U1}x`]) {
+      expect(thrown(() => read(`id=eq.${bad}`))).toEqual(thrown(() => fresh(`id=eq.${bad}`)));
+    }
+  });
+
+  it('holds whole a read whose value also fills another parameter, or whose count the planner estimates', () => {
+    const { compiled, read, fresh } = compiling();
+    read('display_name=eq.5&limit=5');
+    expect(read('display_name=eq.6&limit=5')).toEqual(fresh('display_name=eq.6&limit=5'));
+    expect(read('display_name=eq.5&limit=5')).toEqual(fresh('display_name=eq.5&limit=5'));
+    expect(compiled).toEqual(['display_name=eq.5&limit=5', 'display_name=eq.6&limit=5']);
+    const planned = { prefer: 'count=planned' };
+    read('city=eq.Bern', A, planned);
+    expect(read('city=eq.Basel', A, planned)).toEqual(fresh('city=eq.Basel', A, planned));
+    expect(compiled.slice(2)).toEqual(['city=eq.Bern', 'city=eq.Basel']);
+  });
+});
+
 describe('compiled reads', () => {
   // The cache swaps the caller's scope into $1, so every read must bind its scope there first.
   const queries = [
@@ -155,6 +253,20 @@ describe('cached reads over HTTP', () => {
     const head = await t.call(path, one.token, { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(await head.text()).toBe('');
+  });
+
+  it('answers each id with its own row, from one compiled shape', async () => {
+    const mine = await insertRows(t.db, 'contact', one.id, [{ display_name: 'One C' }, { display_name: 'One D' }]);
+    const theirs = await insertRows(t.db, 'contact', two.id, [{ display_name: 'Two B' }]);
+    const byId = (id: string) => `/contact?id=eq.${id}&select=display_name`;
+    for (let round = 0; round < 2; round++) {
+      expect(await names(await t.call(byId(mine[0]!), one.token))).toEqual(['One C']);
+      expect(await names(await t.call(byId(mine[1]!), one.token))).toEqual(['One D']);
+      expect(await names(await t.call(byId(theirs[0]!), one.token))).toEqual([]);
+      expect(await names(await t.call(byId(theirs[0]!), two.token))).toEqual(['Two B']);
+      const bad = await t.call(byId('not-a-uuid'), one.token);
+      expect(bad.status).toBe(400);
+    }
   });
 
   it('still refuses a bad request every time it is made', async () => {

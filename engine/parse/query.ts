@@ -20,15 +20,61 @@ function decode(part: string): string {
   }
 }
 
+/** The query string's `&`-separated parts, still encoded. */
+const partsOf = (raw: string): string[] => raw.replace(/^\?/, '').split('&');
+
 /** `key=value` pairs in order; a part without `=` is ignored, as PostgREST does. */
 function splitQuery(raw: string): Array<[string, string]> {
   const pairs: Array<[string, string]> = [];
-  for (const part of raw.replace(/^\?/, '').split('&')) {
+  for (const part of partsOf(raw)) {
     const eq = part.indexOf('=');
     if (eq < 0) continue;
     pairs.push([decode(part.slice(0, eq)), decode(part.slice(eq + 1))]);
   }
   return pairs;
+}
+
+/** Parameters that are not filters: these by name, and these last words (`deal.order`, `not.or`). */
+const NAMED = ['select', 'columns', 'on_conflict'] as const;
+const TAIL_WORDS = ['order', 'limit', 'offset', 'and', 'or'] as const;
+const SPECIAL_TAIL = new RegExp(`^(?:(.*)\\.)?(${TAIL_WORDS.join('|')})$`);
+
+/** A filter the read cache may vary: a plain field name, then a comparison and its value. */
+const SLOT_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const SLOT_VALUE = /^((?:not\.)?(?:eq|neq|gt|gte|lt|lte)\.)(.*)$/s;
+const NOT_FIELDS: ReadonlySet<string> = new Set([...NAMED, ...TAIL_WORDS]);
+
+/** A query string with the values of its comparisons (its slots) taken out: what requests of one shape share. */
+export interface QueryShape {
+  /** The query string with each slot's value replaced by a NUL character. */
+  readonly text: string;
+  /** Each slot's field and its value, decoded, in the order written. */
+  readonly slots: ReadonlyArray<{ readonly field: string; readonly value: string }>;
+}
+
+/**
+ * The shape of a query string, split as `parseQuery` splits it: `id=eq.1` and `id=eq.2` share
+ * `id=eq.\0`. Null when a slot's value is malformed, so that `parseQuery` reports it.
+ */
+export function queryShape(raw: string): QueryShape | null {
+  const parts: string[] = [];
+  const slots: Array<{ field: string; value: string }> = [];
+  for (const part of partsOf(raw)) {
+    const eq = part.indexOf('=');
+    const field = part.slice(0, eq);
+    const slot = eq > 0 && SLOT_KEY.test(field) && !NOT_FIELDS.has(field) ? SLOT_VALUE.exec(part.slice(eq + 1)) : null;
+    if (!slot) {
+      parts.push(part);
+      continue;
+    }
+    try {
+      slots.push({ field, value: decode(slot[2]!) });
+    } catch {
+      return null;
+    }
+    parts.push(`${field}=${slot[1]}\0`);
+  }
+  return { text: parts.join('&'), slots };
 }
 
 /** `limit=` or `offset=` (`name` is the parameter as written, `deal.limit` for an embed). */
@@ -72,8 +118,6 @@ function parseFilterKey(key: string) {
   s.expectEnd('"=" after the field');
   return { path, field };
 }
-
-const SPECIAL_TAIL = /^(?:(.*)\.)?(order|limit|offset|and|or)$/;
 
 interface MutableLevel {
   where: Condition[];
