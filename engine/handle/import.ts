@@ -139,10 +139,9 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
           });
         }
         const existing = await found(q, byExternalId, valuesOf(accepted, 'external_id'), scope);
-        const toUpdate = accepted.filter(
-          (a) => typeof a.row.external_id === 'string' && existing.has(a.row.external_id),
-        );
-        let toCreate = accepted.filter((a) => !toUpdate.includes(a));
+        const matched = (a: Accepted) => typeof a.row.external_id === 'string' && existing.has(a.row.external_id);
+        const toUpdate = accepted.filter(matched);
+        let toCreate = accepted.filter((a) => !matched(a));
         const taken = await found(q, byKey, valuesOf(toCreate, key.name), scope);
         toCreate = toCreate.filter((a) => {
           const given = a.row[key.name];
@@ -165,11 +164,12 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
           const inserted = new Set(
             (await run<{ key: string }>(q, insertRows(resource, toCreate.map(withKey), scope))).map((r) => r.key),
           );
-          const raced = toCreate.filter((a) => !inserted.has(folded(key.kind, keys.get(a)!)));
+          const won = (a: Accepted) => inserted.has(folded(key.kind, keys.get(a)!));
+          const raced = toCreate.filter((a) => !won(a));
           if (raced.length > 0) {
+            toCreate = toCreate.filter(won);
             const now = await found(q, byExternalId, valuesOf(raced, 'external_id'), scope);
             for (const a of raced) keys.set(a, now.get(a.row.external_id as string)!);
-            toCreate = toCreate.filter((a) => !raced.includes(a));
             toUpdate.push(...raced);
           }
         }
