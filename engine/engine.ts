@@ -18,6 +18,7 @@ import { read } from './handle/read.ts';
 import { tokens } from './handle/tokens.ts';
 import { write } from './handle/write.ts';
 import { buildOpenApi, type OpenApiOptions } from './openapi/index.ts';
+import { FORM_MEDIA, queryWithBody } from './parse/body.ts';
 import { parseExplain } from './parse/headers.ts';
 import type { RawRequest } from './parse/index.ts';
 import type { Registry } from './registry/index.ts';
@@ -64,7 +65,8 @@ export interface Engine {
    */
   install(): Promise<void>;
   /**
-   * Serves one request on a resource, for a scope: `{ tenant }` when the host knows the tenant,
+   * Serves one request on a resource (QUERY as GET, its body a form-encoded query string), for a
+   * scope: `{ tenant }` when the host knows the tenant,
    * `{ tokenHash }` with built-in tokens, nothing in a single-tenant registry. Throws ApiError for
    * every failure a caller can cause.
    */
@@ -153,8 +155,18 @@ export function createEngine(options: EngineOptions): Engine {
       });
     },
 
-    async handle(raw, given, handleOptions) {
+    async handle(sent, given, handleOptions) {
       const scope = ctx.resolve(given);
+      // QUERY is a GET whose query string (or the rest of it) is the body: filters too long for a URL.
+      const raw: RawRequest =
+        sent.method === 'QUERY'
+          ? {
+              ...sent,
+              method: 'GET',
+              query: queryWithBody(sent.query, sent.body, sent.header('content-type')),
+              body: null,
+            }
+          : sent;
       const clock = handleOptions?.timings ? new StageClock() : undefined;
       if (raw.method !== 'OPTIONS') {
         const wanted = parseExplain(raw.header('accept'), raw.header('prefer'));
@@ -168,7 +180,9 @@ export function createEngine(options: EngineOptions): Engine {
           resource: ctx.resourceFor(raw.resource, raw.method),
           authorized: (await ctx.authorize(scope)) === null ? 0 : 1,
         }));
-        return { status: 200, headers: { Allow: ctx.allow(resource) }, body: null };
+        const headers: Record<string, string> = { Allow: ctx.allow(resource) };
+        if (resource.verbs.has('GET')) headers['Accept-Query'] = FORM_MEDIA;
+        return { status: 200, headers, body: null };
       }
       return read(ctx, raw, scope, clock);
     },

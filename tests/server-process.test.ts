@@ -552,6 +552,16 @@ describe('the server process', () => {
       });
     });
 
+    it('QUERY passes through Node’s HTTP server to the API', async () => {
+      const res = await fetch(`http://127.0.0.1:${server.port}/api/v1/contact?select=id`, {
+        method: 'QUERY',
+        headers: { Authorization: `Bearer ${server.token}`, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: 'limit=2',
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as unknown[]).length).toBe(2);
+    });
+
     it('an idle server exits 0 at once on SIGTERM', async () => {
       const { exit, ms } = await stopWith(server, 'SIGTERM');
       expect(exit).toEqual({ code: 0, signal: null });

@@ -39,6 +39,9 @@ export interface EngageAppOptions {
 const serverTiming = (timings: Timings) =>
   STAGES.map((stage) => `${stage};dur=${timings[stage].toFixed(1)}`).join(', ');
 
+/** The methods whose body is read: writes, and QUERY (a read whose query string is the body). */
+const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PATCH', 'QUERY']);
+
 const setRequestId = requestId({ headerName: 'Request-Id' });
 
 /**
@@ -106,7 +109,7 @@ export function engageApp(options: EngageAppOptions): Hono {
       checkDeclaredBody(c, limit);
       const url = c.req.url;
       const q = url.indexOf('?');
-      const body = c.req.method === 'POST' || c.req.method === 'PATCH' ? await readText(c, limit) : null;
+      const body = BODY_METHODS.has(c.req.method) ? await readText(c, limit) : null;
       const response = await engine.handle(
         {
           method: c.req.method,

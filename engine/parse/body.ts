@@ -21,6 +21,25 @@ export function parseJsonBody(text: string | null, contentType: string | null | 
   }
 }
 
+/** The media type of a QUERY request's body: a query string, as an HTML form sends it. */
+export const FORM_MEDIA = 'application/x-www-form-urlencoded';
+
+/**
+ * The query of an HTTP QUERY request: its URL's query string, then its body's, for filters too long
+ * for a URL. 415 for a body of another media type.
+ */
+export function queryWithBody(query: string, text: string | null | undefined, contentType: string | null | undefined) {
+  if (!text) return query;
+  const media = contentType?.split(';')[0]?.trim();
+  if (media?.toLowerCase() !== FORM_MEDIA) {
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `the body of QUERY must be ${FORM_MEDIA}, not ${media || 'untyped'}`, {
+      hint: `Send the query string as the body with Content-Type: ${FORM_MEDIA}.`,
+    });
+  }
+  const head = query.replace(/^\?/, '');
+  return head ? `${head}&${text}` : text;
+}
+
 /**
  * The deepest a JSON value may nest (arrays and objects in each other). No record needs more, and
  * PostgreSQL, which reads custom-field values and entity data as jsonb, runs out of stack at a few
