@@ -2,7 +2,9 @@
  * The typed request: what the parse stage makes of a query string and headers, before anything
  * is checked against the registry. Names here are what the caller wrote, not yet known to exist.
  */
+
 import type { CompareOperator, IsValue, SearchOperator } from './operators.ts';
+import type { EntityTags } from './parse/preconditions.ts';
 
 export interface JsonPathStep {
   readonly arrow: '->' | '->>';
@@ -149,4 +151,6 @@ export interface ApiRequest {
   readonly format: ResponseFormat;
   /** The Range header; honoured on GET only, as PostgREST does. */
   readonly range: RangeHeader | null;
+  /** `If-Match`: PATCH and DELETE write only records at one of its versions. */
+  readonly ifMatch: EntityTags | null;
 }

@@ -6,6 +6,7 @@
  */
 import { ApiError } from './errors.ts';
 import { CSV_MEDIA, contentType, JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
+import { type EntityTags, entityTag, namesVersion } from './parse/preconditions.ts';
 import type { ReadPlan, WritePlan } from './plan/types.ts';
 import type { ResponseFormat } from './request.ts';
 import type { Timings } from './timings.ts';
@@ -23,6 +24,8 @@ export interface ReadResult {
   readonly pageTotal: number;
   readonly total: number | null;
   readonly body: string | null;
+  /** The version of a singular read's record, when it has versions. */
+  readonly version: string | null;
 }
 
 /** The Content-Type of each format. */
@@ -32,7 +35,8 @@ const CONTENT_TYPES: Record<ResponseFormat, string> = {
   csv: contentType(CSV_MEDIA),
 };
 
-export function respondRead(plan: ReadPlan, result: ReadResult): EngineResponse {
+/** `ifNoneMatch`: a singular read of a record at one of these versions answers 304 Not Modified. */
+export function respondRead(plan: ReadPlan, result: ReadResult, ifNoneMatch: EntityTags | null = null): EngineResponse {
   const { pageTotal: n, total } = result;
   const { offset } = plan;
   const upper = offset + n - 1;
@@ -67,6 +71,11 @@ export function respondRead(plan: ReadPlan, result: ReadResult): EngineResponse 
     Vary: 'Accept, Prefer, Range',
   };
   if (plan.count) headers['Preference-Applied'] = `count=${plan.count}`;
+  const { version } = result;
+  if (version !== null) {
+    headers.ETag = entityTag(version);
+    if (ifNoneMatch && namesVersion(ifNoneMatch, version)) return { status: 304, headers, body: null };
+  }
   const status = total !== null && n < total ? 206 : 200;
   return { status, headers, body: plan.head ? null : result.body };
 }
@@ -77,6 +86,8 @@ export interface WriteResult {
   /** The key values of the one row written, when one was. */
   readonly location: readonly unknown[] | null;
   readonly body: string | null;
+  /** The version of the one row written, when one was and the resource has versions. */
+  readonly version: string | null;
 }
 
 /**
@@ -96,6 +107,7 @@ export function respondWrite(plan: WritePlan, result: WriteResult): EngineRespon
     const filters = plan.resource.key.map((f, i) => `${f.name}=eq.${encodeURIComponent(String(location[i]))}`);
     headers.Location = `${plan.resource.name}?${filters.join('&')}`;
   }
+  if (result.version !== null) headers.ETag = entityTag(result.version);
   const withBody = plan.return === 'representation';
   if (withBody) headers['Content-Type'] = CONTENT_TYPES[plan.format];
 

@@ -9,6 +9,7 @@ import type { CompareOperator, SearchOperator } from '../engine/operators.ts';
 import { parseFilterValue, parseLogicTree } from '../engine/parse/filter.ts';
 import { parseAccept, parsePreferences, parseRange } from '../engine/parse/headers.ts';
 import { parseRequest } from '../engine/parse/index.ts';
+import { parseEntityTags } from '../engine/parse/preconditions.ts';
 import { parseQuery } from '../engine/parse/query.ts';
 import { parseOrder, parseSelect } from '../engine/parse/select.ts';
 import type {
@@ -1552,6 +1553,28 @@ describe('Accept', () => {
 // 10. parseRequest: everything together
 // =============================================================================================
 
+describe('parseEntityTags', () => {
+  it('reads *, strong and weak tags, and nothing from an absent header', () => {
+    expect(parseEntityTags(undefined)).toBeNull();
+    expect(parseEntityTags(' * ')).toEqual({ any: true });
+    expect(parseEntityTags('"a", W/"b","c,d"')).toEqual({
+      any: false,
+      tags: [
+        { weak: false, version: 'a' },
+        { weak: true, version: 'b' },
+        { weak: false, version: 'c,d' },
+      ],
+    });
+  });
+
+  it('keeps the tags before a fault and none after it, so a malformed list never matches more', () => {
+    expect(parseEntityTags('"a", b, "c"')).toEqual({ any: false, tags: [{ weak: false, version: 'a' }] });
+    expect(parseEntityTags('a')).toEqual({ any: false, tags: [] });
+    expect(parseEntityTags('"a" "b"')).toEqual({ any: false, tags: [] });
+    expect(parseEntityTags('')).toEqual({ any: false, tags: [] });
+  });
+});
+
 describe('parseRequest', () => {
   const headers =
     (h: Record<string, string>) =>
@@ -1580,7 +1603,23 @@ describe('parseRequest', () => {
       preferences: { ...NO_PREFS, count: 'exact' },
       format: 'object',
       range: { from: 0, to: 4 },
+      ifMatch: null,
     });
+  });
+
+  it('reads If-Match on PATCH and DELETE only', () => {
+    const ifMatch = headers({ 'If-Match': '"1", W/"2"' });
+    const tags = {
+      any: false,
+      tags: [
+        { weak: false, version: '1' },
+        { weak: true, version: '2' },
+      ],
+    };
+    for (const method of ['PATCH', 'DELETE'] as Method[]) {
+      expect(parseRequest({ method, resource: 'deal', query: '', header: ifMatch }).ifMatch).toEqual(tags);
+    }
+    expect(parseRequest({ method: 'GET', resource: 'deal', query: '', header: ifMatch }).ifMatch).toBeNull();
   });
 
   it('no headers: defaults', () => {

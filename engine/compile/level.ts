@@ -20,6 +20,7 @@ import { fieldValue, type Projection, projection, wholeRow } from './projection.
 import { related } from './relation.ts';
 import { tenantFilter } from './scope.ts';
 import { ident, type Params } from './sql.ts';
+import { version } from './version.ts';
 import { condition, type LevelContext, orderBy, target } from './where.ts';
 
 /** The SQL of each aggregate `select` offers; the type checker holds it to every one. */
@@ -221,6 +222,12 @@ export class ReadCompiler {
     const rows = laterals ? `(SELECT ${table}.* FROM ${from}${where}${page}) ${table}` : from;
     const tail = laterals ? '' : `${where}${page}`;
     return { sql: `SELECT ${p.select} FROM ${rows}${laterals}${p.join}${tail}`, row: p.row };
+  }
+
+  /** The version (compile/version.ts) of the first row of the root level's page: a singular read's ETag. */
+  version(level: ReadLevel): string {
+    const rows = `SELECT ${version('t')} AS v FROM ${ident(level.resource.table)} t${this.where(level, 't')}`;
+    return `(SELECT min(v) FROM (${rows}${this.#page(level, 't')}) v)`;
   }
 
   /** How many rows (or groups) a level's filters let through, up to `upTo` when given. */

@@ -22,10 +22,14 @@ import { ReadCompiler } from './level.ts';
 import { jsonBody } from './projection.ts';
 import { type Scope, type Scoping, scopeCte, tenantFilter } from './scope.ts';
 import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
+import { version } from './version.ts';
 import { condition } from './where.ts';
 
 /** Whether the write may go ahead: the scope resolved, and the body names no other tenant. */
 const ALLOWED = 'EXISTS (SELECT FROM allowed)';
+
+/** A custom key of the body that is unknown, or whose value does not fit. */
+const CUSTOM_MISFIT = 'SELECT 1 FROM custom_in c WHERE c.id IS NULL OR NOT c.fits';
 
 /** Every update moves `updated_at`, where the table has it. */
 const touched = (resource: Resource): string[] => (resource.updatedAt ? ['"updated_at" = now()'] : []);
@@ -76,14 +80,15 @@ function insert(plan: InsertPlan, params: Params, scoped: string): string {
   return `${sql} RETURNING t.*, (t.xmax = 0) AS "__inserted"`;
 }
 
-function update(plan: UpdatePlan, params: Params, tenant: string): string {
+/** `filter`: the WHERE of the rows to update (where(), and the If-Match versions). */
+function update(plan: UpdatePlan, params: Params, filter: string): string {
   const { resource } = plan;
   const table = ident(resource.table);
-  // Nothing to set and no custom values: nothing is updated, as PostgREST does for `{}`.
+  // Nothing to set and no custom values: nothing is updated, as PostgREST does for `{}` (the
+  // filters stay, so each of the statement's parameters is used).
   if (plan.fields.length === 0 && plan.customValues === null) {
-    return `SELECT t.*, false AS "__inserted" FROM ${table} t WHERE false`;
+    return `SELECT t.*, false AS "__inserted" FROM ${table} t${filter} AND false`;
   }
-  const filter = where(resource, plan.where, params, tenant);
   const sets = [...plan.fields.map((f) => `${ident(f.name)} = b.${ident(f.name)}`), ...touched(resource)];
   // Only custom values to write, on a table without updated_at: the rows are still the ones updated.
   if (sets.length === 0) sets.push(`${ident(resource.key[0]!.name)} = t.${ident(resource.key[0]!.name)}`);
@@ -91,13 +96,11 @@ function update(plan: UpdatePlan, params: Params, tenant: string): string {
     ? ` FROM json_to_record(${params.add(plan.row, 'json')}) AS b(${recordType(plan.fields)})`
     : '';
   // Unknown keys or values that do not fit: nothing is written (and the checks below say why).
-  const known =
-    plan.customValues === null ? '' : ' AND NOT EXISTS (SELECT 1 FROM custom_in c WHERE c.id IS NULL OR NOT c.fits)';
+  const known = plan.customValues === null ? '' : ` AND NOT EXISTS (${CUSTOM_MISFIT})`;
   return `UPDATE ${table} AS t SET ${sets.join(', ')}${from}${filter}${known} RETURNING t.*, false AS "__inserted"`;
 }
 
-function remove(plan: DeletePlan, params: Params, tenant: string): string {
-  const filter = where(plan.resource, plan.where, params, tenant);
+function remove(plan: DeletePlan, filter: string): string {
   return `DELETE FROM ${ident(plan.resource.table)} AS t${filter} RETURNING t.*, false AS "__inserted"`;
 }
 
@@ -157,12 +160,20 @@ export function compileWrite(plan: WritePlan, scope: Scope | undefined, scoping:
       ? ` allowed AS (SELECT ${column} FROM scope WHERE ${column} = ALL(${claimed}))`
       : ' allowed AS (SELECT * FROM scope)';
   const custom = plan.kind === 'update' && plan.customValues !== null;
+  const ifMatch = plan.kind === 'insert' ? null : plan.ifMatch;
+  let filter = plan.kind === 'insert' ? '' : where(plan.resource, plan.where, params, scoped);
+  if (ifMatch && !ifMatch.any) {
+    // The rows the filters match, counted apart: any not written (at another version, or changed by
+    // a write this one waited for) fails the precondition below.
+    sql += `, matched AS (SELECT count(*) AS n FROM ${ident(plan.resource.table)} t${filter})`;
+    filter += ` AND ${version('t')} = ANY(${params.add(arrayLiteral(ifMatch.versions), 'text[]')})`;
+  }
   const dml =
     plan.kind === 'insert'
       ? insert(plan, params, scoped)
       : plan.kind === 'update'
-        ? update(plan, params, scoped)
-        : remove(plan, params, scoped);
+        ? update(plan, params, filter)
+        : remove(plan, filter);
   if (custom) {
     // custom_in comes before `written`, whose WHERE refuses unknown keys; the values are written after.
     const ctes = customValueCtes(plan as UpdatePlan, params, scoped);
@@ -197,8 +208,20 @@ export function compileWrite(plan: WritePlan, scope: Scope | undefined, scoping:
     body = `(SELECT ${jsonBody(rows.row, plan.format, params)} FROM (${rows.sql}) _t)`;
   }
 
+  // The version of the one record written, for its ETag.
+  const writtenVersion =
+    plan.resource.updatedAt && plan.kind !== 'delete' ? `CASE WHEN count(*) = 1 THEN min(${version('w')}) END` : 'NULL';
+
   // One pass over the written rows gives the counts, the Location id and the checks.
   const checks: string[] = [];
+  if (ifMatch) {
+    // No row written fails it too, unless a custom value did not fit: that check below says so.
+    const changed = ifMatch.any ? '' : ' OR count(*) <> (SELECT n FROM matched)';
+    const fitting = custom ? ` AND NOT EXISTS (${CUSTOM_MISFIT})` : '';
+    checks.push(
+      `CASE WHEN ${ALLOWED}${fitting} AND (count(*) = 0${changed}) THEN engage_fail('PRECONDITION_FAILED', '') END`,
+    );
+  }
   if (plan.format === 'object') {
     checks.push(`CASE WHEN ${ALLOWED} AND count(*) <> 1 THEN engage_fail('NOT_ACCEPTABLE', count(*)::text) END`);
   }
@@ -217,7 +240,7 @@ export function compileWrite(plan: WritePlan, scope: Scope | undefined, scoping:
     ` count(*)::int4 AS affected, (count(*) FILTER (WHERE w."__inserted"))::int4 AS inserted,` +
     ` CASE WHEN count(*) = 1 THEN min(json_build_array(${plan.resource.key.map((f) => `w.${ident(f.name)}`).join(', ')})::text) END` +
     ' AS location,' +
-    ` ${body} AS body, ${params.evaluations()} AS converted` +
+    ` ${body} AS body, ${params.evaluations()} AS converted, ${writtenVersion} AS version` +
     checks.map((check, i) => `, ${check} AS check_${i}`).join('') +
     ' FROM written w';
   return { text: sql, params: params.values };

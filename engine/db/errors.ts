@@ -63,6 +63,13 @@ function failedCheck(code: string, detail: string, within: string): ApiError {
           context: { rows: Number(detail) },
         },
       );
+    case 'PRECONDITION_FAILED':
+      return new ApiError(
+        'PRECONDITION_FAILED',
+        'a record the request matches is not at a version If-Match names (it changed since it was read),' +
+          ` or no record matches${within}; nothing was changed`,
+        { hint: 'Read the record again, apply the change to what it is now, and send its new ETag in If-Match.' },
+      );
     case 'UNKNOWN_FIELD': {
       const keys = JSON.parse(detail || '[]') as string[];
       return new ApiError(

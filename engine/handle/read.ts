@@ -4,6 +4,7 @@ import type { Scope } from '../compile/scope.ts';
 import type { Database } from '../db/port.ts';
 import { CONSISTENCY_HEADER } from '../parse/headers.ts';
 import { parseRequest, type RawRequest } from '../parse/index.ts';
+import { parseEntityTags } from '../parse/preconditions.ts';
 import { planRead } from '../plan/read.ts';
 import type { ReadPlan } from '../plan/types.ts';
 import { type EngineResponse, respondRead } from '../respond.ts';
@@ -18,6 +19,8 @@ interface ReadRow {
   page_total: number;
   total: string | null;
   body: string | null;
+  /** A singular read's version (compile/version.ts), for its ETag. */
+  version: string | null;
   /** Where Node builds the body: the row's place in the page, null on the row of an empty page. */
   n?: string | number | null;
 }
@@ -94,5 +97,6 @@ export async function read(
       : Math.max(total ?? 0, plan.offset + row.page_total, await estimateCount(ctx, plan, row.tenant, scope, source));
     clock?.lap('db');
   }
-  return ctx.timed(respondRead(plan, { pageTotal: row.page_total, total, body: row.body }), clock);
+  const result = { pageTotal: row.page_total, total, body: row.body, version: row.version };
+  return ctx.timed(respondRead(plan, result, parseEntityTags(raw.header('if-none-match'))), clock);
 }

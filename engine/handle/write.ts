@@ -21,6 +21,8 @@ interface WriteRow {
   /** The written row's key values as a JSON array, when one row was written. */
   location: string | null;
   body: string | null;
+  /** The written row's version, when one row was written and the resource has versions. */
+  version: string | null;
 }
 
 /** A write's plan and statement: parse, plan and compile. */
@@ -71,6 +73,7 @@ export async function write(
     inserted: row.inserted,
     location: row.location === null ? null : (JSON.parse(row.location) as unknown[]),
     body: row.body,
+    version: row.version,
   });
   return ctx.timed(plan.rollback ? written : await ctx.withPosition(written), clock);
 }

@@ -1,6 +1,7 @@
 /** Parse stage: query string and headers to a typed ApiRequest. Nothing here knows the registry. */
 import type { ApiRequest, Method } from '../request.ts';
 import { type HeaderLookup, parseAccept, parsePreferences, parseRange } from './headers.ts';
+import { parseEntityTags } from './preconditions.ts';
 import { parseQuery } from './query.ts';
 
 export interface RawRequest {
@@ -10,11 +11,11 @@ export interface RawRequest {
   /** The raw query string, with or without its leading "?". */
   readonly query: string;
   readonly header: HeaderLookup;
-  /** The body's text (POST, PATCH), already limited in size by the host. */
+  /** The body's text (POST, PATCH, QUERY), already limited in size by the host. */
   readonly body?: string | null;
 }
 
-/** The headers parseRequest reads; with the method, resource and query they decide its result. */
+/** The headers parseRequest reads for a read (GET, HEAD); with the method, resource and query they decide its result. */
 export const REQUEST_HEADERS = ['prefer', 'accept', 'range', 'range-unit'] as const;
 
 export function parseRequest(raw: RawRequest & { readonly method: Method }): ApiRequest {
@@ -25,5 +26,6 @@ export function parseRequest(raw: RawRequest & { readonly method: Method }): Api
     preferences: parsePreferences(raw.header('prefer')),
     format: parseAccept(raw.header('accept')),
     range: raw.method === 'GET' ? parseRange(raw.header('range'), raw.header('range-unit')) : null,
+    ifMatch: raw.method === 'PATCH' || raw.method === 'DELETE' ? parseEntityTags(raw.header('if-match')) : null,
   };
 }

@@ -179,12 +179,20 @@ export interface UpdatePlan extends WriteOutput {
   readonly where: readonly PlannedCondition[];
   /** Custom-field values to write with the update (`*_details`), as a JSON object's text. */
   readonly customValues: string | null;
+  readonly ifMatch: IfMatch | null;
 }
 
 export interface DeletePlan extends WriteOutput {
   readonly kind: 'delete';
   readonly resource: Resource;
   readonly where: readonly PlannedCondition[];
+  readonly ifMatch: IfMatch | null;
 }
+
+/**
+ * `If-Match` on PATCH and DELETE: the write goes ahead only if every record its filters match is
+ * at one of these versions (any version for `*`), and at least one is; otherwise 412, nothing written.
+ */
+export type IfMatch = { readonly any: true } | { readonly any: false; readonly versions: readonly string[] };
 
 export type WritePlan = InsertPlan | UpdatePlan | DeletePlan;

@@ -7,11 +7,12 @@
 
 import type { Row } from '../db/port.ts';
 import { ApiError } from '../errors.ts';
+import { strongVersions } from '../parse/preconditions.ts';
 import type { Field, Resource } from '../registry/index.ts';
 import type { ApiRequest } from '../request.ts';
 import { type BodySchemas, checkItems } from './body.ts';
 import { knownField, planCondition, planRepresentation } from './read.ts';
-import type { DeletePlan, InsertPlan, PlannedCondition, UpdatePlan, WriteOutput } from './types.ts';
+import type { DeletePlan, IfMatch, InsertPlan, PlannedCondition, UpdatePlan, WriteOutput } from './types.ts';
 
 /** The fields `columns=` or `on_conflict=` names. */
 const fieldList = (resource: Resource, names: readonly string[]): Field[] => names.map((n) => knownField(resource, n));
@@ -156,9 +157,29 @@ export function planUpdate(
     claimedTenants,
     where,
     customValues: Object.keys(custom).length > 0 ? JSON.stringify(custom) : null,
+    ifMatch: ifMatch(resource, request),
   };
 }
 
 export function planDelete(resource: Resource, request: ApiRequest, maxRows: number): DeletePlan {
-  return { kind: 'delete', resource, ...output(resource, request, maxRows), where: requiredFilters(resource, request) };
+  const where = requiredFilters(resource, request);
+  return {
+    kind: 'delete',
+    resource,
+    ...output(resource, request, maxRows),
+    where,
+    ifMatch: ifMatch(resource, request),
+  };
+}
+
+/** `If-Match`, on a resource whose records have versions (an `updated_at`). */
+function ifMatch(resource: Resource, request: ApiRequest): IfMatch | null {
+  const tags = request.ifMatch;
+  if (tags === null) return null;
+  if (!resource.updatedAt) {
+    throw new ApiError('PRECONDITION_FAILED', `${resource.name} records have no version to compare If-Match with`, {
+      hint: 'Send the request without If-Match: this resource answers no ETag.',
+    });
+  }
+  return tags.any ? tags : { any: false, versions: strongVersions(tags) };
 }
