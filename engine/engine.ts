@@ -14,6 +14,7 @@ import { Context, type EngineObserver } from './handle/context.ts';
 import { explain } from './handle/explain.ts';
 import { type Importer, importers } from './handle/import.ts';
 import { type PageRequest, page } from './handle/page.ts';
+import { type RateLimit, type RateLimitState, rateLimiter } from './handle/rate-limit.ts';
 import { read } from './handle/read.ts';
 import { tokens } from './handle/tokens.ts';
 import { write } from './handle/write.ts';
@@ -50,6 +51,12 @@ export interface EngineOptions {
    * the table of tenants (keyed by one column), deleting a tenant deletes its tokens.
    */
   readonly tokens?: boolean | { readonly table?: string; readonly tenants?: PgTable };
+  /**
+   * A rate limit per caller (a built-in token, else a tenant), counted in a table the first counted
+   * request creates, shared by every process: `engine.limit` counts a request, and the Hono adapter's
+   * `rateLimit` middleware answers 429 past it. Off by default.
+   */
+  readonly rateLimit?: RateLimit;
 }
 
 export interface HandleOptions {
@@ -101,6 +108,8 @@ export interface Engine {
   readonly tokens: Tokens | null;
   /** Batch imports of a collection whose resource offers them (`imports` in its definition). */
   importer(collection: string): Importer | undefined;
+  /** Counts a request of a caller against the rate limit; null when the engine has none. */
+  readonly limit: ((scope?: Scope) => Promise<RateLimitState>) | null;
 }
 
 /**
@@ -200,5 +209,6 @@ export function createEngine(options: EngineOptions): Engine {
 
     tokens: tokenTable === null ? null : tokens(ctx, tokenTable, registry.tenant!),
     importer: (collection) => imports.get(collection),
+    limit: options.rateLimit ? rateLimiter(ctx, options.rateLimit) : null,
   };
 }

@@ -36,6 +36,8 @@ const CODES = {
   RANGE_NOT_SATISFIABLE: 416,
   /** `If-Match` names none of the versions the records written are at. */
   PRECONDITION_FAILED: 412,
+  /** More requests than the rate limit allows in its window (`Retry-After` says when to try again). */
+  RATE_LIMITED: 429,
   REQUEST_HEADER_FIELDS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   DATABASE_UNAVAILABLE: 503,
@@ -52,6 +54,7 @@ const TRANSIENT: ReadonlySet<ErrorCode> = new Set([
   'QUERY_TIMEOUT',
   'REQUEST_TIMEOUT',
   'SHUTTING_DOWN',
+  'RATE_LIMITED',
 ]);
 
 export interface ApiErrorOptions {

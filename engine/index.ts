@@ -18,6 +18,7 @@ export { UUID } from './formats.ts';
 export type { EngineObserver, StatementKind } from './handle/context.ts';
 export type { Importer } from './handle/import.ts';
 export type { PageRequest } from './handle/page.ts';
+export type { RateLimit, RateLimitState } from './handle/rate-limit.ts';
 export { CSV_MEDIA, contentType, JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
 export { buildOpenApi, createBodySchema, errorResponse, type OpenApiOptions } from './openapi/index.ts';
 export { parseJson, parseJsonBody } from './parse/body.ts';

@@ -7,7 +7,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { ApiError, type Engine } from '@engage/engine';
-import { bodyUnread, engageApp, renderError } from '@engage/engine/hono';
+import { bodyUnread, engageApp, rateLimit, renderError } from '@engage/engine/hono';
 import { type Context, Hono } from 'hono';
 import { requestId } from 'hono/request-id';
 import type { Imports } from '../imports/index.ts';
@@ -139,7 +139,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   app.route('/api/v1/docs', docsPage(engine.openapi()));
 
   // `/api/v1/*` also matches `/api/v1` itself: every response says which version it is.
-  app.use('/api/v1/*', versionHeader());
+  app.use('/api/v1/*', versionHeader(), rateLimit({ engine, scope: bearerScope }));
   app.route(
     '/api/v1',
     engageApp({
@@ -151,7 +151,7 @@ export function createApp(options: AppOptions): Hono<Env> {
     }),
   );
   // Routes under /v1 set their own body limits.
-  app.use('/v1/*', versionHeader(), bearerAuth(), requireVersion());
+  app.use('/v1/*', versionHeader(), bearerAuth(), rateLimit({ engine, scope: bearerScope }), requireVersion());
   app.route('/v1', versionedRoutes({ engine, imports: options.imports, fileLimit: options.fileLimit }));
 
   app.notFound((c) => failure(c, new ApiError('NOT_FOUND', `nothing is served at ${c.req.method} ${c.req.path}`)));

@@ -2,7 +2,7 @@
  * The whole API over one database: the registry, the engine, imports and the Hono app. `npm start`
  * (server/main.ts) and the tests build it here, so they serve exactly the same thing.
  */
-import { createRegistry, type Database, type Engine, type ResourceDefinition } from '@engage/engine';
+import { createRegistry, type Database, type Engine, type RateLimit, type ResourceDefinition } from '@engage/engine';
 import { createImports, type Imports, type ImportWorker } from '../imports/index.ts';
 import { registry, registryOptions } from '../schema/registry.ts';
 import { createApp } from './app.ts';
@@ -33,6 +33,8 @@ export interface ApiOptions {
   readonly planEnabled?: boolean;
   /** JSON_BUILT_BY: where the JSON of a page of plain rows is built. */
   readonly jsonBuiltBy?: 'database' | 'node';
+  /** RATE_LIMIT: requests per window of seconds, per token; off when left out. */
+  readonly rateLimit?: RateLimit;
   /**
    * Collect Prometheus metrics (`Api.metrics`); `token` (METRICS_TOKEN) also serves them at
    * GET /metrics to `Authorization: Bearer <token>`. Left out, nothing is collected.
@@ -63,6 +65,7 @@ export function buildApi(options: ApiOptions): Api {
     openapi: openapiOptions(options.serverUrl),
     planEnabled: options.planEnabled,
     jsonBuiltBy: options.jsonBuiltBy,
+    rateLimit: options.rateLimit,
     observer: metrics?.observer,
   });
   const imports = createImports({ db, engine });

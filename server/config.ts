@@ -71,6 +71,17 @@ const ConfigSchema = v.object({
   PLAN_ENABLED: flag(),
   /** Where the JSON of a page of plain rows is built: `database` (PostgreSQL) or `node` (docs/architecture.md). */
   JSON_BUILT_BY: v.optional(v.picklist(['database', 'node']), 'database'),
+  /** `N/S`: each token may make N requests per S seconds (429 past it); off when unset. */
+  RATE_LIMIT: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^[1-9]\d{0,8}\/[1-9]\d{0,6}$/, 'must be N/S: N requests per S seconds, both whole numbers from 1'),
+      v.transform((text) => {
+        const [requests, seconds] = text.split('/').map(Number);
+        return { requests: requests!, seconds: seconds! };
+      }),
+    ),
+  ),
 });
 
 export type Config = v.InferOutput<typeof ConfigSchema>;

@@ -18,7 +18,19 @@ import type { EngineResponse } from '../respond.ts';
 import type { StageClock } from '../timings.ts';
 
 /** What a statement was run for. */
-export type StatementKind = 'authorize' | 'read' | 'write' | 'estimate' | 'keyset' | 'explain' | 'import' | 'token';
+export type StatementKind =
+  | 'authorize'
+  | 'read'
+  | 'write'
+  | 'estimate'
+  | 'keyset'
+  | 'explain'
+  | 'import'
+  | 'token'
+  | 'rate-limit';
+
+/** Statements that take row locks run alone on their connection: a lock wait holds up no other statement. */
+const ALONE: ReadonlySet<StatementKind> = new Set(['write', 'rate-limit']);
 
 /** Events the engine reports to its host (metrics); every method optional, none may throw. */
 export interface EngineObserver {
@@ -149,7 +161,7 @@ export class Context {
     const started = this.observer?.onStatement ? performance.now() : 0;
     let failed = true;
     try {
-      const rows = (await on.query(text, params, laneOf(scope), kind === 'write')) as T[];
+      const rows = (await on.query(text, params, laneOf(scope), ALONE.has(kind))) as T[];
       failed = false;
       return rows;
     } catch (error) {

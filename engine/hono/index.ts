@@ -7,3 +7,4 @@ export { type EngageAppOptions, engageApp } from './app.ts';
 export { type BearerTokenOptions, bearerToken } from './bearer.ts';
 export { BODY_LIMIT, bodyUnread, limitDeclaredBody, readText } from './body.ts';
 export { errorBody, renderError } from './errors.ts';
+export { type RateLimitOptions, rateLimit } from './rate-limit.ts';

@@ -20,6 +20,7 @@ export interface TestAppOptions {
   /** Run an import worker (polling fast) for /v1 import jobs. */
   worker?: boolean;
   fileLimit?: number;
+  rateLimit?: { requests: number; seconds: number };
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -30,6 +31,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     maxRows: options.maxRows ?? 1000,
     fileLimit: options.fileLimit ?? 100 * 1024 * 1024,
     worker: options.worker ? { pollMs: 50 } : undefined,
+    rateLimit: options.rateLimit,
   });
   return {
     ...database,
