@@ -429,7 +429,10 @@ describe('buildOpenApi: operations', () => {
         'application/vnd.pgrst.object+json': { schema: { $ref: '#/components/schemas/deal' } },
       },
     });
-    expect(Object.keys(get.responses)).toEqual(['200', '206', '400', '401', '406', '416']);
+    expect(Object.keys(get.responses)).toEqual(['200', '206', '304', '400', '401', '406', '416']);
+    // A record with a version: an ETag on a singular read, and If-None-Match to ask for it only once changed.
+    expect(get.responses['200']).toMatchObject({ headers: { ETag: { $ref: '#/components/headers/ETag' } } });
+    expect(names('/deal', 'get')).toContain('If-None-Match');
     expect(doc.paths['/deal']!.head!.parameters).toEqual(get.parameters);
     expect(doc.paths['/deal']!.head!.responses['200']).not.toHaveProperty('content');
   });
@@ -487,10 +490,12 @@ describe('buildOpenApi: operations', () => {
       '401',
       '403',
       '409',
+      '412',
       '413',
       '415',
     ]);
-    expect(Object.keys(doc.paths['/deal']!.delete!.responses)).toEqual(['200', '204', '400', '401']);
+    expect(Object.keys(doc.paths['/deal']!.delete!.responses)).toEqual(['200', '204', '400', '401', '412']);
+    for (const method of ['patch', 'delete']) expect(names('/deal', method)).toContain('If-Match');
   });
 });
 

@@ -25,6 +25,11 @@ export const ERROR_RESPONSES = {
     'Not Acceptable: an unsupported Accept, or a single object asked for when not exactly one row matches.',
   ],
   409: ['Conflict', 'Conflict: a unique value is taken, or a referenced record does not exist.'],
+  412: [
+    'PreconditionFailed',
+    'Precondition Failed: a record the filters match is not at a version If-Match names, or none matches; ' +
+      'nothing was written.',
+  ],
   413: ['PayloadTooLarge', 'Payload Too Large: the body exceeds its limit.'],
   415: ['UnsupportedMediaType', 'Unsupported Media Type: the body is not application/json.'],
   416: ['RangeNotSatisfiable', 'Range Not Satisfiable: the range starts past the last row.'],
@@ -115,6 +120,17 @@ export const SHARED_PARAMETERS: Record<string, Json> = {
       '- `tx=commit|rollback`: rollback runs the request, then undoes it\n' +
       '- `max-affected=N`: with `handling=strict`, a PATCH or DELETE that would affect more than N rows fails',
   ),
+  'If-Match': headerParameter(
+    'If-Match',
+    'Conditional Requests: the ETag of each record as it was read (comma-separated), or `*`. The write happens ' +
+      'only if every record the filters match is at a version listed, and one is; otherwise 412 and nothing ' +
+      'is written.',
+  ),
+  'If-None-Match': headerParameter(
+    'If-None-Match',
+    'Conditional Requests: with `Accept: application/vnd.pgrst.object+json`, the ETag of the record as it was ' +
+      'read: 304 with no body while it is unchanged.',
+  ),
   'Consistency-Token': headerParameter(
     'Consistency-Token',
     'Read after a write: the Consistency-Token header of a write response, sent back unchanged. With read ' +
@@ -129,6 +145,12 @@ export const HEADERS: Record<string, Json> = {
   },
   'Content-Range': {
     description: 'The rows returned and the total, e.g. `0-24/*`, or `0-24/3573` with `Prefer: count=exact`.',
+    schema: { type: 'string' },
+  },
+  ETag: {
+    description:
+      'The version of the one record read (as a single object) or written: send it in If-Match to write ' +
+      'only that version, or in If-None-Match to read it only once it changed.',
     schema: { type: 'string' },
   },
   Location: {

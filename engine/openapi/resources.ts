@@ -210,6 +210,13 @@ function rows(resource: Resource, description: string, headers: Json = {}): Json
 
 const noContent = () => ({ description: 'No Content', headers: { ...requestId, ...consistency } });
 
+/** The ETag of a resource whose records have versions (an `updated_at`). */
+const versioned = (resource: Resource): Json => (resource.updatedAt ? { ETag: ref('headers', 'ETag') } : {});
+
+/** If-Match and its 412, on a resource whose records have versions. */
+const preconditions = (resource: Resource) =>
+  resource.updatedAt ? { parameters: shared('If-Match'), failures: errors(412) } : { parameters: [], failures: {} };
+
 function operation(resource: Resource, action: string, summary: string, rest: Json): Json {
   return { operationId: `${action}_${resource.name}`, tags: [resource.name], summary, ...rest };
 }
@@ -220,13 +227,19 @@ function readOperations(resource: Resource): Json {
     ref('parameters', selectKey(resource)),
     ...(orderable(resource).length > 0 ? [ref('parameters', orderKey(resource))] : []),
     ...shared('limit', 'offset', 'Range', 'Range-Unit', 'Prefer', 'Consistency-Token'),
+    ...(resource.updatedAt ? shared('If-None-Match') : []),
   ];
-  const range = { 'Content-Range': ref('headers', 'Content-Range') };
+  const range = { 'Content-Range': ref('headers', 'Content-Range'), ...versioned(resource) };
   const failures = errors(400, 401, 406, 416);
   return {
     get: operation(resource, 'list', `List ${resource.name}`, {
       parameters,
-      responses: { 200: rows(resource, 'OK', range), 206: rows(resource, 'Partial Content', range), ...failures },
+      responses: {
+        200: rows(resource, 'OK', range),
+        206: rows(resource, 'Partial Content', range),
+        ...(resource.updatedAt ? { 304: { description: 'Not Modified (If-None-Match)', headers: requestId } } : {}),
+        ...failures,
+      },
     }),
     head: operation(resource, 'head', `Count ${resource.name} (GET without a body)`, {
       parameters,
@@ -278,6 +291,7 @@ function createOperation(resource: Resource): Json {
         201: rows(resource, 'Created: the rows with `Prefer: return=representation`, else an empty body.', {
           Location: ref('headers', 'Location'),
           ...consistency,
+          ...versioned(resource),
         }),
         200: rows(resource, 'OK: the affected rows.', consistency),
         204: noContent(),
@@ -293,12 +307,16 @@ function updateOperation(resource: Resource): Json {
   return {
     patch: operation(resource, 'update', `Update ${resource.name}`, {
       description: FILTER_REQUIRED,
-      parameters: [...filterRefs(resource), ...shared('select', 'Prefer')],
+      parameters: [...filterRefs(resource), ...shared('select', 'Prefer'), ...preconditions(resource).parameters],
       requestBody: { required: true, content: { [JSON_MEDIA]: { schema: ref('schemas', `${resource.name}.update`) } } },
       responses: {
-        200: rows(resource, 'OK: the updated rows, with `Prefer: return=representation`.', consistency),
+        200: rows(resource, 'OK: the updated rows, with `Prefer: return=representation`.', {
+          ...consistency,
+          ...versioned(resource),
+        }),
         204: noContent(),
         ...errors(...WRITE_ERRORS),
+        ...preconditions(resource).failures,
       },
     }),
   };
@@ -308,11 +326,12 @@ function deleteOperation(resource: Resource): Json {
   return {
     delete: operation(resource, 'delete', `Delete ${resource.name}`, {
       description: FILTER_REQUIRED,
-      parameters: [...filterRefs(resource), ...shared('select', 'Prefer')],
+      parameters: [...filterRefs(resource), ...shared('select', 'Prefer'), ...preconditions(resource).parameters],
       responses: {
         200: rows(resource, 'OK: the deleted rows, with `Prefer: return=representation`.', consistency),
         204: noContent(),
         ...errors(400, 401),
+        ...preconditions(resource).failures,
       },
     }),
   };
