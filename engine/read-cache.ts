@@ -72,8 +72,7 @@ export class ReadCache {
     const wholeKey = `${head}\nq${raw.query}`;
     if (!shape || shapeKey!.length > MAX_KEY_LENGTH || wholeKey.length > MAX_KEY_LENGTH) return compile();
 
-    const byShape = this.#take(shapeKey!);
-    const held = byShape ?? (shape.slots.length ? this.#take(wholeKey) : undefined);
+    const held = this.#take(shapeKey!) ?? (shape.slots.length ? this.#take(wholeKey) : undefined);
     if (!held) {
       const made = compile();
       const slots = shape.slots.length ? slotsOf(shape, made) : [];

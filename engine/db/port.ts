@@ -19,9 +19,9 @@ export const PLAN_CACHE_MODE = 'force_generic_plan';
  * PLAN_CACHE_MODE. A generic plan prices an organisation's rows at the table's average per
  * organisation, so with a few uneven organisations a (parallel) sequential scan of every
  * organisation's rows looked cheaper than the index led by organisation_id, and a small
- * organisation's `ilike` read all of a large one's rows (300 ms against 2 ms). Priced out, every tenant table is read through an index led by organisation_id
- * (each has its key); a large organisation's filters that no index serves then cost it up to 3x a
- * sequential scan. Parallel workers are off: they give one request the cores others wait for.
+ * organisation's `ilike` read all of a large one's rows (300 ms against 2 ms). Priced out, every
+ * tenant table is read through an index led by organisation_id (each has its key); a large
+ * organisation's filters that no index serves then cost it up to 3x a sequential scan. Parallel workers are off: they give one request the cores others wait for.
  */
 export const PLANNER_SETTINGS = { enable_seqscan: 'off', max_parallel_workers_per_gather: '0' } as const;
 

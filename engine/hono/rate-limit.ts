@@ -7,6 +7,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type { Scope } from '../compile/scope.ts';
 import type { Engine } from '../engine.ts';
 import { ApiError } from '../errors.ts';
+import type { RateLimitState } from '../handle/rate-limit.ts';
 import { renderError } from './errors.ts';
 
 export interface RateLimitOptions {
@@ -26,7 +27,7 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler {
     } catch {
       return next();
     }
-    let state: Awaited<ReturnType<typeof limit>>;
+    let state: RateLimitState;
     try {
       state = await limit(scope);
     } catch (error) {

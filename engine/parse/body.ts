@@ -3,9 +3,12 @@ import { ApiError } from '../errors.ts';
 
 const JSON_MEDIA = /^application\/(?:[\w.+-]+\+)?json$/i;
 
+/** The media type of a Content-Type header, without its parameters. */
+const mediaOf = (contentType: string | null | undefined) => contentType?.split(';')[0]?.trim();
+
 /** The body's JSON value; 415 for another media type, 400 for an empty or malformed body. */
 export function parseJsonBody(text: string | null, contentType: string | null | undefined): unknown {
-  const media = contentType?.split(';')[0]?.trim();
+  const media = mediaOf(contentType);
   if (media && !JSON_MEDIA.test(media)) {
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `the body must be application/json, not ${media}`, {
       hint: 'Send the body as JSON with Content-Type: application/json.',
@@ -30,7 +33,7 @@ export const FORM_MEDIA = 'application/x-www-form-urlencoded';
  */
 export function queryWithBody(query: string, text: string | null | undefined, contentType: string | null | undefined) {
   if (!text) return query;
-  const media = contentType?.split(';')[0]?.trim();
+  const media = mediaOf(contentType);
   if (media?.toLowerCase() !== FORM_MEDIA) {
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `the body of QUERY must be ${FORM_MEDIA}, not ${media || 'untyped'}`, {
       hint: `Send the query string as the body with Content-Type: ${FORM_MEDIA}.`,
