@@ -8,10 +8,11 @@
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { INSTALL_LOCK, installStatements } from './compile/install.ts';
 import type { Scope } from './compile/scope.ts';
-import type { Database } from './db/port.ts';
+import type { Database, Queryable } from './db/port.ts';
 import type { ApiError } from './errors.ts';
 import { Context, type EngineObserver } from './handle/context.ts';
 import { explain } from './handle/explain.ts';
+import { type IdempotencyOptions, idempotency } from './handle/idempotency.ts';
 import { type Importer, importers } from './handle/import.ts';
 import { type PageRequest, page } from './handle/page.ts';
 import { type RateLimit, type RateLimitState, rateLimiter } from './handle/rate-limit.ts';
@@ -21,6 +22,7 @@ import { write } from './handle/write.ts';
 import { buildOpenApi, type OpenApiOptions } from './openapi/index.ts';
 import { FORM_MEDIA, queryWithBody } from './parse/body.ts';
 import { parseExplain } from './parse/headers.ts';
+import { fingerprint, parseIdempotencyKey } from './parse/idempotency.ts';
 import type { RawRequest } from './parse/index.ts';
 import type { Registry } from './registry/index.ts';
 import { readTable } from './registry/table.ts';
@@ -57,6 +59,22 @@ export interface EngineOptions {
    * `rateLimit` middleware answers 429 past it. Off by default.
    */
   readonly rateLimit?: RateLimit;
+  /**
+   * Writes sent with an `Idempotency-Key` run once per key and tenant, their responses kept (24 hours
+   * unless told) in a table `install()` creates; on by default, `false` turns it off.
+   */
+  readonly idempotency?: IdempotencyOptions | false;
+}
+
+/** A write of a host's own, run once per key by `Engine.once`. */
+export interface HostWrite {
+  /** The request's `Idempotency-Key` header, if it has one. */
+  readonly key: string | null | undefined;
+  readonly method: string;
+  /** What the request writes to: its path and query string. */
+  readonly target: string;
+  /** The body, or what stands for it (a file's SHA-256). */
+  readonly body: string | null;
 }
 
 export interface HandleOptions {
@@ -110,6 +128,17 @@ export interface Engine {
   importer(collection: string): Importer | undefined;
   /** Counts a request of a caller against the rate limit; null when the engine has none. */
   readonly limit: ((scope?: Scope) => Promise<RateLimitState>) | null;
+  /**
+   * Runs a host's own write once per `Idempotency-Key`, as the engine runs its own: with a key,
+   * `write` gets the transaction that holds the key and its response is kept in it (a retry gets it
+   * back with `Idempotent-Replayed: true`); without one, or with idempotency off, `write` gets null
+   * and runs as it would. Throws ApiError as `handle` does.
+   */
+  once(
+    scope: Scope | undefined,
+    request: HostWrite,
+    write: (tx: Queryable | null) => Promise<EngineResponse>,
+  ): Promise<EngineResponse>;
 }
 
 /**
@@ -141,6 +170,7 @@ export function createEngine(options: EngineOptions): Engine {
   });
   let openapi: Record<string, unknown> | undefined;
   const imports = importers(ctx);
+  const runOnce = options.idempotency === false ? null : idempotency(ctx, options.idempotency ?? {});
 
   return {
     registry,
@@ -150,6 +180,7 @@ export function createEngine(options: EngineOptions): Engine {
       const statements = installStatements({
         tenancy: registry.tenant,
         customFields: registry.resources.some((r) => r.customFields),
+        idempotency: runOnce !== null,
         tokens:
           tokenTable === null
             ? null
@@ -182,7 +213,7 @@ export function createEngine(options: EngineOptions): Engine {
         if (wanted) return explain(ctx, raw, wanted, scope, clock);
       }
       if (raw.method === 'POST' || raw.method === 'PATCH' || raw.method === 'DELETE') {
-        return write(ctx, { ...raw, method: raw.method }, scope, clock);
+        return write(ctx, { ...raw, method: raw.method }, scope, runOnce, clock);
       }
       if (raw.method === 'OPTIONS') {
         const { resource } = await ctx.untilAuthorized(scope, async () => ({
@@ -203,12 +234,23 @@ export function createEngine(options: EngineOptions): Engine {
     position: () => ctx.position(),
 
     openapi() {
-      openapi ??= buildOpenApi(registry, options.openapi);
+      openapi ??= buildOpenApi(registry, { idempotency: runOnce !== null, ...options.openapi });
       return openapi;
     },
 
     tokens: tokenTable === null ? null : tokens(ctx, tokenTable, registry.tenant!),
     importer: (collection) => imports.get(collection),
     limit: options.rateLimit ? rateLimiter(ctx, options.rateLimit) : null,
+
+    async once(given, request, run) {
+      const scope = ctx.resolve(given);
+      const { response } = await ctx.untilAuthorized(scope, async () => {
+        const key = runOnce && parseIdempotencyKey(request.key);
+        if (!key) return { authorized: 1, response: await run(null) };
+        const sent = { key, fingerprint: fingerprint(request.method, request.target, request.body) };
+        return runOnce!(scope, sent, (tx) => run(tx));
+      });
+      return response!;
+    },
   };
 }

@@ -22,6 +22,8 @@ const CODES = {
   FILTER_REQUIRED: 400,
   INVALID_VERSION_HEADER: 400,
   INVALID_PREFERENCE: 400,
+  /** An `Idempotency-Key` that is empty, too long or not printable ASCII. */
+  INVALID_IDEMPOTENCY_KEY: 400,
   UNAUTHORIZED: 401,
   MAX_AFFECTED_EXCEEDED: 400,
   FORBIDDEN: 403,
@@ -31,9 +33,13 @@ const CODES = {
   REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
   REFERENCE_NOT_FOUND: 409,
+  /** The request that first sent this `Idempotency-Key` is still running. */
+  IDEMPOTENCY_KEY_IN_PROGRESS: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RANGE_NOT_SATISFIABLE: 416,
+  /** This `Idempotency-Key` came first with another request (method, target or body). */
+  IDEMPOTENCY_KEY_REUSED: 422,
   /** `If-Match` names none of the versions the records written are at. */
   PRECONDITION_FAILED: 412,
   /** More requests than the rate limit allows in its window (`Retry-After` says when to try again). */
@@ -55,6 +61,7 @@ const TRANSIENT: ReadonlySet<ErrorCode> = new Set([
   'REQUEST_TIMEOUT',
   'SHUTTING_DOWN',
   'RATE_LIMITED',
+  'IDEMPOTENCY_KEY_IN_PROGRESS',
 ]);
 
 export interface ApiErrorOptions {

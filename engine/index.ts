@@ -11,11 +11,12 @@
 export type { Scope } from './compile/scope.ts';
 export { CUSTOM_FIELD_TYPE_NAMES, type CustomFieldType } from './custom-fields.ts';
 export type { Database, PoolStats, Queryable, ReplicaState, Row, SqlParam } from './db/port.ts';
-export { createEngine, type Engine, type EngineOptions, type HandleOptions } from './engine.ts';
+export { createEngine, type Engine, type EngineOptions, type HandleOptions, type HostWrite } from './engine.ts';
 export { ApiError, type ErrorCode, unauthorized } from './errors.ts';
 export { FIELD_KINDS, type FieldKind } from './field-kinds.ts';
 export { UUID } from './formats.ts';
 export type { EngineObserver, StatementKind } from './handle/context.ts';
+export type { IdempotencyOptions } from './handle/idempotency.ts';
 export type { Importer } from './handle/import.ts';
 export type { PageRequest } from './handle/page.ts';
 export type { RateLimit, RateLimitState } from './handle/rate-limit.ts';
@@ -23,6 +24,7 @@ export { CSV_MEDIA, contentType, JSON_MEDIA, OBJECT_MEDIA } from './media-types.
 export { buildOpenApi, createBodySchema, errorResponse, type OpenApiOptions } from './openapi/index.ts';
 export { parseJson, parseJsonBody } from './parse/body.ts';
 export { CONSISTENCY_HEADER } from './parse/headers.ts';
+export { IDEMPOTENCY_HEADER } from './parse/idempotency.ts';
 export type { RawRequest } from './parse/index.ts';
 export type { BatchResult, ItemError, ItemResult } from './plan/import.ts';
 export {

@@ -34,17 +34,25 @@ export function fileType(header: string | null | undefined): FileType {
 }
 
 /**
+ * Marks a stored file complete: `complete(q)` on a transaction of the caller's (null: on its own).
+ * A caller may decline (a retry answered from before): the file is then deleted.
+ */
+export type FileCommit<T> = (file: StoredFile, complete: (q: Queryable | null) => Promise<void>) => Promise<T>;
+
+/**
  * Stores a body stream as a file of the organisation. Each piece is its own short statement (a
  * slow upload must not hold a transaction, which on PGlite would stall every other request); the
- * file counts as complete once its SHA-256 is set, and is deleted if the upload fails.
+ * file counts as complete once its SHA-256 is set (by `commit`), and is deleted if the upload fails
+ * or `commit` does not complete it.
  */
-export async function storeFile(
+export async function storeFile<T>(
   db: Database,
   organisationId: string,
   type: FileType,
   body: ReadableStream<Uint8Array> | null,
   maxBytes: number,
-): Promise<StoredFile> {
+  commit: FileCommit<T>,
+): Promise<T> {
   const [file] = await db.query<{ id: string }>(
     'INSERT INTO "file" ("organisation_id", "content_type") VALUES ($1::text::uuid, $2::text) RETURNING "id"::text AS id',
     [organisationId, type],
@@ -72,6 +80,11 @@ export async function storeFile(
     }
   };
   const reader = body?.getReader();
+  const discard = () =>
+    db.query(`DELETE FROM "file" WHERE ${where}`, [organisationId, id]).then(
+      () => {},
+      () => {},
+    );
   try {
     for (;;) {
       const next = await reader?.read();
@@ -92,16 +105,22 @@ export async function storeFile(
     if (size === 0) throw new ApiError('VALIDATION_FAILED', 'the file is empty');
     if (pending) await flush(pending);
     const sha256 = hash.digest('hex');
-    await db.query(`UPDATE "file" SET "size" = $3::text::int8, "sha256" = $4::text WHERE ${where}`, [
-      organisationId,
-      id,
-      String(size),
-      sha256,
-    ]);
-    return { id, size, content_type: type, sha256 };
+    let completed = false;
+    const complete = async (q: Queryable | null) => {
+      await (q ?? db).query(`UPDATE "file" SET "size" = $3::text::int8, "sha256" = $4::text WHERE ${where}`, [
+        organisationId,
+        id,
+        String(size),
+        sha256,
+      ]);
+      completed = true;
+    };
+    const result = await commit({ id, size, content_type: type, sha256 }, complete);
+    if (!completed) await discard();
+    return result;
   } catch (error) {
     await reader?.cancel().catch(() => {});
-    await db.query(`DELETE FROM "file" WHERE ${where}`, [organisationId, id]).catch(() => {});
+    await discard();
     throw error;
   }
 }

@@ -15,13 +15,14 @@ import {
   type Engine,
   type Importer,
   parseJsonBody,
+  type Queryable,
   UUID,
 } from '@engage/engine';
-import { fileType, type StoredFile, storeFile } from './files.ts';
+import { type FileCommit, fileType, type StoredFile, storeFile } from './files.ts';
 import { createJob, getJob, type ImportWorker, type JobView, jobView, startImportWorker } from './jobs.ts';
 
 export type { BatchResult } from '@engage/engine';
-export type { StoredFile } from './files.ts';
+export type { FileCommit, StoredFile } from './files.ts';
 export type { ImportWorker, JobView } from './jobs.ts';
 
 export interface ImportsOptions {
@@ -32,23 +33,46 @@ export interface ImportsOptions {
 export interface Imports {
   /**
    * Imports `{"items": [...]}` (JSON text) into a collection for an organisation, in one
-   * transaction: each item created or, matched on external_id, updated, or failed with its reason.
+   * transaction (`tx`, the caller's, or one of its own): each item created or, matched on
+   * external_id, updated, or failed with its reason.
    */
   batch(
     collection: string,
     organisationId: string,
     body: string,
     contentType: string | undefined,
+    tx?: Queryable | null,
   ): Promise<BatchResult>;
-  /** Stores an uploaded CSV, JSON or NDJSON file, read piece by piece and refused past `maxBytes`. */
+  /**
+   * Stores an uploaded CSV, JSON or NDJSON file, read piece by piece and refused past `maxBytes`;
+   * `commit` marks it complete (by default on its own), else it is deleted.
+   */
   storeFile(
     organisationId: string,
     contentType: string | undefined,
     body: ReadableStream<Uint8Array> | null,
     maxBytes: number,
   ): Promise<StoredFile>;
-  /** Queues the import of a stored file (`{"file_id": "..."}` as JSON text) and wakes this process's worker. */
-  startJob(collection: string, organisationId: string, body: string, contentType: string | undefined): Promise<JobView>;
+  storeFile<T>(
+    organisationId: string,
+    contentType: string | undefined,
+    body: ReadableStream<Uint8Array> | null,
+    maxBytes: number,
+    commit: FileCommit<T>,
+  ): Promise<T>;
+  /**
+   * Queues the import of a stored file (`{"file_id": "..."}` as JSON text): in `tx` (the caller's,
+   * who then calls `wake` once it commits), or on its own, waking this process's workers.
+   */
+  startJob(
+    collection: string,
+    organisationId: string,
+    body: string,
+    contentType: string | undefined,
+    tx?: Queryable | null,
+  ): Promise<JobView>;
+  /** Wakes this process's workers: a job was queued. */
+  wake(): void;
   /** A job of the organisation; 404 when it has none of that id. */
   getJob(organisationId: string, id: string): Promise<JobView>;
   /** Jobs by status and the items they wrote, over every organisation (for metrics). */
@@ -85,8 +109,34 @@ export function createImports(options: ImportsOptions): Imports {
     return found;
   }
 
+  function store(
+    organisationId: string,
+    contentType: string | undefined,
+    body: ReadableStream<Uint8Array> | null,
+    maxBytes: number,
+  ): Promise<StoredFile>;
+  function store<T>(
+    organisationId: string,
+    contentType: string | undefined,
+    body: ReadableStream<Uint8Array> | null,
+    maxBytes: number,
+    commit: FileCommit<T>,
+  ): Promise<T>;
+  function store(
+    organisationId: string,
+    contentType: string | undefined,
+    body: ReadableStream<Uint8Array> | null,
+    maxBytes: number,
+    commit: FileCommit<unknown> = async (file, complete) => {
+      await complete(null);
+      return file;
+    },
+  ) {
+    return storeFile(db, organisationId, fileType(contentType), body, maxBytes, commit);
+  }
+
   return {
-    async batch(collection, organisationId, text, contentType) {
+    async batch(collection, organisationId, text, contentType, tx) {
       const into = target(collection);
       const body = parseJsonBody(text, contentType);
       if (!isObject(body) || !Array.isArray(body.items)) {
@@ -102,13 +152,14 @@ export function createImports(options: ImportsOptions): Imports {
         );
       }
       const items = body.items;
-      return db.transaction((tx) => into.write(tx, organisationId, items), organisationId);
+      return tx
+        ? into.write(tx, organisationId, items)
+        : db.transaction((own) => into.write(own, organisationId, items), organisationId);
     },
 
-    storeFile: (organisationId, contentType, body, maxBytes) =>
-      storeFile(db, organisationId, fileType(contentType), body, maxBytes),
+    storeFile: store,
 
-    async startJob(collection, organisationId, text, contentType) {
+    async startJob(collection, organisationId, text, contentType, tx) {
       const into = target(collection);
       const body = parseJsonBody(text, contentType);
       const fileId = isObject(body) ? body.file_id : undefined;
@@ -117,10 +168,14 @@ export function createImports(options: ImportsOptions): Imports {
           context: [{ field: 'file_id', message: 'must be a uuid' }],
         });
       }
-      const job = await createJob(db, organisationId, into.collection, fileId);
+      const job = await createJob(tx ?? db, organisationId, into.collection, fileId);
       if (!job) throw notFound('file');
-      for (const worker of workers) worker.wake();
+      if (!tx) this.wake();
       return jobView(job);
+    },
+
+    wake() {
+      for (const worker of workers) worker.wake();
     },
 
     async getJob(organisationId, id) {

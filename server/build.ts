@@ -35,6 +35,8 @@ export interface ApiOptions {
   readonly jsonBuiltBy?: 'database' | 'node';
   /** RATE_LIMIT: requests per window of seconds, per token; off when left out. */
   readonly rateLimit?: RateLimit;
+  /** IDEMPOTENCY_HOURS: how long an Idempotency-Key is kept (default 24). */
+  readonly idempotencyHours?: number;
   /**
    * Collect Prometheus metrics (`Api.metrics`); `token` (METRICS_TOKEN) also serves them at
    * GET /metrics to `Authorization: Bearer <token>`. Left out, nothing is collected.
@@ -66,6 +68,7 @@ export function buildApi(options: ApiOptions): Api {
     planEnabled: options.planEnabled,
     jsonBuiltBy: options.jsonBuiltBy,
     rateLimit: options.rateLimit,
+    idempotency: { hours: options.idempotencyHours },
     observer: metrics?.observer,
   });
   const imports = createImports({ db, engine });

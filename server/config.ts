@@ -71,6 +71,8 @@ const ConfigSchema = v.object({
   PLAN_ENABLED: flag(),
   /** Where the JSON of a page of plain rows is built: `database` (PostgreSQL) or `node` (docs/architecture.md). */
   JSON_BUILT_BY: v.optional(v.picklist(['database', 'node']), 'database'),
+  /** How long a write's Idempotency-Key and its response are kept. */
+  IDEMPOTENCY_HOURS: int(24, 1),
   /** `N/S`: each token may make N requests per S seconds (429 past it); off when unset. */
   RATE_LIMIT: v.optional(
     v.pipe(

@@ -4,7 +4,15 @@
  * and errors come from the app around it.
  */
 
-import { ApiError, CONSISTENCY_HEADER, contentType, type Engine, JSON_MEDIA } from '@engage/engine';
+import {
+  ApiError,
+  CONSISTENCY_HEADER,
+  contentType,
+  type Engine,
+  IDEMPOTENCY_HEADER,
+  JSON_MEDIA,
+  type Queryable,
+} from '@engage/engine';
 import { BODY_LIMIT, limitDeclaredBody, readText } from '@engage/engine/hono';
 import { type Context, Hono } from 'hono';
 import type { Imports } from '../imports/index.ts';
@@ -34,8 +42,8 @@ async function withPosition(c: Context, engine: Engine) {
 }
 
 /** A JSON response through the context, so the headers middleware set (Request-Id, engage-version) stay. */
-const json = (c: Context, body: unknown, status: 200 | 201 | 202 = 200) =>
-  c.body(typeof body === 'string' ? body : JSON.stringify(body), status, { 'Content-Type': contentType(JSON_MEDIA) });
+const json = (c: Context, body: unknown) =>
+  c.body(typeof body === 'string' ? body : JSON.stringify(body), 200, { 'Content-Type': contentType(JSON_MEDIA) });
 
 export function versionedRoutes(options: VersionedOptions): Hono<Env> {
   const { engine } = options;
@@ -52,16 +60,38 @@ export function versionedRoutes(options: VersionedOptions): Hono<Env> {
     return options.imports;
   };
 
+  /**
+   * A write's response, run once per Idempotency-Key (engine.once): with a key, `write` runs in the
+   * transaction that keeps its response, and a retry gets that response back.
+   */
+  async function once(
+    c: Context<Env>,
+    body: string | null,
+    write: (tx: Queryable | null) => Promise<{ status: 200 | 201 | 202; body: unknown }>,
+  ) {
+    const url = c.req.url;
+    const request = {
+      key: c.req.header(IDEMPOTENCY_HEADER),
+      method: c.req.method,
+      target: url.slice(url.indexOf('/', url.indexOf('//') + 2)),
+      body,
+    };
+    const response = await engine.once(c.get('scope'), request, async (tx) => {
+      const { status, body } = await write(tx);
+      return { status, headers: { 'Content-Type': contentType(JSON_MEDIA) }, body: JSON.stringify(body) };
+    });
+    return c.body(response.body ?? '', response.status as 200, response.headers);
+  }
+
   app.post('/:collection/imports/batch', limitDeclaredBody(BATCH_LIMIT), async (c) => {
     const body = await readText(c, BATCH_LIMIT);
-    const result = await imports().batch(
-      c.req.param('collection'),
-      await organisation(c),
-      body,
-      c.req.header('content-type'),
-    );
+    const organisationId = await organisation(c);
+    const response = await once(c, body, async (tx) => ({
+      status: 200,
+      body: await imports().batch(c.req.param('collection'), organisationId, body, c.req.header('content-type'), tx),
+    }));
     await withPosition(c, engine);
-    return json(c, result);
+    return response;
   });
 
   app.post('/files', async (c) => {
@@ -69,19 +99,25 @@ export function versionedRoutes(options: VersionedOptions): Hono<Env> {
     const declared = Number(c.req.header('content-length') ?? Number.NaN);
     if (declared > limit)
       throw new ApiError('PAYLOAD_TOO_LARGE', `the file is larger than the limit of ${limit} bytes`);
-    const file = await imports().storeFile(await organisation(c), c.req.header('content-type'), c.req.raw.body, limit);
-    return json(c, file, 201);
+    const organisationId = await organisation(c);
+    // The bytes stand for the body in the request's fingerprint: the same upload retried is the same request.
+    return imports().storeFile(organisationId, c.req.header('content-type'), c.req.raw.body, limit, (file, complete) =>
+      once(c, `${file.content_type} ${file.sha256}`, async (tx) => {
+        await complete(tx);
+        return { status: 201, body: file };
+      }),
+    );
   });
 
   app.post('/:collection/imports', limitDeclaredBody(BODY_LIMIT), async (c) => {
     const body = await readText(c, BODY_LIMIT);
-    const job = await imports().startJob(
-      c.req.param('collection'),
-      await organisation(c),
-      body,
-      c.req.header('content-type'),
-    );
-    return json(c, job, 202);
+    const organisationId = await organisation(c);
+    const response = await once(c, body, async (tx) => ({
+      status: 202,
+      body: await imports().startJob(c.req.param('collection'), organisationId, body, c.req.header('content-type'), tx),
+    }));
+    imports().wake();
+    return response;
   });
 
   app.get('/imports/:id', async (c) => {

@@ -2,16 +2,19 @@
  * The database objects the engine's own statements need, created idempotently by
  * `engine.install()`: `engage_fail`, which a write's checks call to abort the statement; with custom
  * fields, `engage_parses`, which checks custom values inside a statement; with built-in tokens, their
- * table. A host with its own auth and no custom fields gets one function and nothing else.
+ * table; with idempotency keys (on by default), theirs.
  */
 import { sqlType } from '../field-kinds.ts';
 import type { Tenancy } from '../registry/index.ts';
+import { IDEMPOTENCY_INDEX, idempotencyTable } from './idempotency.ts';
 import { ident } from './sql.ts';
 
 /** What to install besides `engage_fail`. */
 export interface InstallOptions {
   readonly tenancy: Tenancy | null;
   readonly customFields: boolean;
+  /** Whether writes may send an Idempotency-Key: its table. */
+  readonly idempotency: boolean;
   /** The token table's name, when the engine has built-in tokens, and the table of tenants they belong to. */
   readonly tokens: { readonly table: string; readonly tenants: { table: string; key: string } | null } | null;
 }
@@ -52,6 +55,7 @@ $$`;
 export function installStatements(options: InstallOptions): string[] {
   const statements = [FAIL];
   if (options.customFields) statements.push(PARSES);
+  if (options.idempotency) statements.push(idempotencyTable(options.tenancy), IDEMPOTENCY_INDEX);
   const { tenancy, tokens } = options;
   if (tokens !== null && tenancy !== null) {
     const table = ident(tokens.table);

@@ -27,7 +27,8 @@ export type StatementKind =
   | 'explain'
   | 'import'
   | 'token'
-  | 'rate-limit';
+  | 'rate-limit'
+  | 'idempotency';
 
 /** Statements that take row locks run alone on their connection: a lock wait holds up no other statement. */
 const ALONE: ReadonlySet<StatementKind> = new Set(['write', 'rate-limit']);
@@ -158,12 +159,17 @@ export class Context {
     kind: StatementKind = 'read',
     on: Database = this.db,
   ): Promise<T[]> {
+    return this.observe(kind, () => on.query(text, params, laneOf(scope), ALONE.has(kind)) as Promise<T[]>);
+  }
+
+  /** Runs a statement as `run` does, told to the observer and failing as the caller should see it. */
+  async observe<T>(kind: StatementKind, run: () => Promise<T>): Promise<T> {
     const started = this.observer?.onStatement ? performance.now() : 0;
     let failed = true;
     try {
-      const rows = (await on.query(text, params, laneOf(scope), ALONE.has(kind))) as T[];
+      const result = await run();
       failed = false;
-      return rows;
+      return result;
     } catch (error) {
       throw this.fail(error);
     } finally {
