@@ -19,7 +19,7 @@ type Json = Record<string, unknown>;
 const ref = (section: 'schemas' | 'parameters' | 'responses' | 'headers', name: string): Json => ({
   $ref: `#/components/${section}/${name}`,
 });
-const failures = (...statuses: Array<400 | 401 | 404 | 413 | 415>) =>
+const failures = (...statuses: Array<400 | 401 | 404 | 409 | 413 | 415 | 422>) =>
   Object.fromEntries(statuses.map((status) => [status, errorResponse(status)]));
 const requestId = { 'Request-Id': ref('headers', 'Request-Id') };
 const consistency = { 'Consistency-Token': ref('headers', 'Consistency-Token') };
@@ -194,6 +194,13 @@ function versionedSchemas(registry: Registry, imports: boolean): Array<[string, 
 
 const versionParameter = [ref('parameters', VERSION_HEADER)];
 
+/** What every /v1 write takes and may answer besides its own: an Idempotency-Key, its replays and failures. */
+const keyed = {
+  parameters: [ref('parameters', 'Idempotency-Key'), ...versionParameter],
+  headers: { 'Idempotent-Replayed': ref('headers', 'Idempotent-Replayed') },
+  failures: failures(409, 422),
+};
+
 function importPaths(resource: Resource): Array<[string, Json]> {
   const collection = resource.collection!;
   const batch: Json = {
@@ -204,7 +211,7 @@ function importPaths(resource: Resource): Array<[string, Json]> {
       description:
         'Up to 5 MiB of items in one transaction: each matched on external_id (updated) or created; a valid ' +
         'item is written even when others fail, and each gets a result.',
-      parameters: versionParameter,
+      parameters: keyed.parameters,
       requestBody: jsonBody({
         type: 'object',
         required: ['items'],
@@ -212,8 +219,12 @@ function importPaths(resource: Resource): Array<[string, Json]> {
         properties: { items: { type: 'array', items: ref('schemas', itemKey(resource)) } },
       }),
       responses: {
-        200: jsonResponse('OK: a result per item.', ref('schemas', 'BatchResult'), consistency),
+        200: jsonResponse('OK: a result per item.', ref('schemas', 'BatchResult'), {
+          ...consistency,
+          ...keyed.headers,
+        }),
         ...failures(400, 401, 404, 413, 415),
+        ...keyed.failures,
       },
     },
   };
@@ -226,15 +237,16 @@ function importPaths(resource: Resource): Array<[string, Json]> {
         'Queues the import of a file uploaded with POST /v1/files; follow it with GET /v1/imports/{id}. ' +
         `Items are those of the batch import (${itemKey(resource)}); in CSV, empty cells are left out and ` +
         'numbers, booleans and lists (as JSON) are read by the type of their field.',
-      parameters: versionParameter,
+      parameters: keyed.parameters,
       requestBody: jsonBody({
         type: 'object',
         required: ['file_id'],
         properties: { file_id: { type: 'string', format: 'uuid', description: 'The id POST /v1/files gave.' } },
       }),
       responses: {
-        202: jsonResponse('Accepted: the job, queued.', ref('schemas', 'ImportJob')),
+        202: jsonResponse('Accepted: the job, queued.', ref('schemas', 'ImportJob'), keyed.headers),
         ...failures(400, 401, 404, 413, 415),
+        ...keyed.failures,
       },
     },
   };
@@ -281,7 +293,7 @@ const FILE_PATH: Json = {
       'The file is the body, with its Content-Type: CSV with a header row, a JSON array of items (or ' +
       '`{"items": [...]}`), or NDJSON, in UTF-8. It is streamed into the database, up to the server\'s ' +
       'FILE_UPLOAD_LIMIT; send large imports as CSV or NDJSON, as a JSON file is parsed whole.',
-    parameters: versionParameter,
+    parameters: keyed.parameters,
     requestBody: {
       required: true,
       content: {
@@ -302,8 +314,9 @@ const FILE_PATH: Json = {
       },
     },
     responses: {
-      201: jsonResponse('Created: the stored file.', ref('schemas', 'StoredFile')),
+      201: jsonResponse('Created: the stored file.', ref('schemas', 'StoredFile'), keyed.headers),
       ...failures(400, 401, 404, 413, 415),
+      ...keyed.failures,
     },
   },
 };

@@ -466,9 +466,29 @@ describe('buildOpenApi: operations', () => {
         },
       },
     });
-    expect(names('/calendar', 'post')).toEqual(['select', 'columns', 'on_conflict', 'Prefer', 'engage-version']);
-    expect(post.responses['201']).toMatchObject({ content: { 'application/json': { schema: { type: 'array' } } } });
-    expect(Object.keys(post.responses)).toEqual(['200', '201', '204', '400', '401', '403', '409', '413', '415']);
+    expect(names('/calendar', 'post')).toEqual([
+      'select',
+      'columns',
+      'on_conflict',
+      'Prefer',
+      'Idempotency-Key',
+      'engage-version',
+    ]);
+    expect(post.responses['201']).toMatchObject({
+      content: { 'application/json': { schema: { type: 'array' } } },
+      headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } },
+    });
+    expect(Object.keys(post.responses)).toEqual(['200', '201', '204', '400', '401', '403', '409', '413', '415', '422']);
+  });
+
+  it('names Idempotency-Key and its answers only when the engine takes keys', () => {
+    const off = buildOpenApi(registry, { ...openapiOptions(), idempotency: false }) as unknown as Document;
+    for (const method of ['post', 'patch', 'delete']) {
+      const op = off.paths['/deal']![method]!;
+      expect(parametersOf(off, op).map((p) => p.name)).not.toContain('Idempotency-Key');
+      expect(Object.keys(op.responses)).not.toContain('422');
+      expect(names('/deal', method)).toContain('Idempotency-Key');
+    }
   });
 
   it('selects the rows of PATCH and DELETE by filters, without pagination', () => {
@@ -493,9 +513,19 @@ describe('buildOpenApi: operations', () => {
       '412',
       '413',
       '415',
+      '422',
     ]);
-    expect(Object.keys(doc.paths['/deal']!.delete!.responses)).toEqual(['200', '204', '400', '401', '412']);
-    for (const method of ['patch', 'delete']) expect(names('/deal', method)).toContain('If-Match');
+    expect(Object.keys(doc.paths['/deal']!.delete!.responses)).toEqual([
+      '200',
+      '204',
+      '400',
+      '401',
+      '409',
+      '412',
+      '422',
+    ]);
+    for (const method of ['patch', 'delete'])
+      expect(names('/deal', method)).toEqual(expect.arrayContaining(['If-Match', 'Idempotency-Key']));
   });
 });
 
@@ -775,7 +805,7 @@ describe('buildOpenApi: the versioned API (/v1)', () => {
       'application/x-ndjson',
       'text/csv',
     ]);
-    expect(Object.keys(upload.responses).sort()).toEqual(['201', '400', '401', '404', '413', '415']);
+    expect(Object.keys(upload.responses).sort()).toEqual(['201', '400', '401', '404', '409', '413', '415', '422']);
     expect(doc.components.schemas.StoredFile!.required).toEqual(['id', 'size', 'content_type', 'sha256']);
   });
 

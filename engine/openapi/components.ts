@@ -24,7 +24,11 @@ export const ERROR_RESPONSES = {
     'NotAcceptable',
     'Not Acceptable: an unsupported Accept, or a single object asked for when not exactly one row matches.',
   ],
-  409: ['Conflict', 'Conflict: a unique value is taken, or a referenced record does not exist.'],
+  409: [
+    'Conflict',
+    'Conflict: a unique value is taken, a referenced record does not exist, or the first request with this ' +
+      'Idempotency-Key is still running (IDEMPOTENCY_KEY_IN_PROGRESS: retry with the key).',
+  ],
   412: [
     'PreconditionFailed',
     'Precondition Failed: a record the filters match is not at a version If-Match names, or none matches; ' +
@@ -33,6 +37,10 @@ export const ERROR_RESPONSES = {
   413: ['PayloadTooLarge', 'Payload Too Large: the body exceeds its limit.'],
   415: ['UnsupportedMediaType', 'Unsupported Media Type: the body is not application/json.'],
   416: ['RangeNotSatisfiable', 'Range Not Satisfiable: the range starts past the last row.'],
+  422: [
+    'UnprocessableContent',
+    'Unprocessable Content: this Idempotency-Key came first with another request (IDEMPOTENCY_KEY_REUSED).',
+  ],
 } as const;
 export type ErrorStatus = keyof typeof ERROR_RESPONSES;
 
@@ -131,6 +139,14 @@ export const SHARED_PARAMETERS: Record<string, Json> = {
     'Conditional Requests: with `Accept: application/vnd.pgrst.object+json`, the ETag of the record as it was ' +
       'read: 304 with no body while it is unchanged.',
   ),
+  'Idempotency-Key': headerParameter(
+    'Idempotency-Key',
+    'Safe retries: a value unique to this write (a UUID), 1 to 255 printable ASCII characters, sent again ' +
+      'unchanged with each retry. The first request with a key runs; a retry of it gets its response ' +
+      '(Idempotent-Replayed: true) and writes nothing. Kept 24 hours per tenant; a request that failed keeps ' +
+      'nothing.',
+    { type: 'string', minLength: 1, maxLength: 255 },
+  ),
   'Consistency-Token': headerParameter(
     'Consistency-Token',
     'Read after a write: the Consistency-Token header of a write response, sent back unchanged. With read ' +
@@ -152,6 +168,10 @@ export const HEADERS: Record<string, Json> = {
       'The version of the one record read (as a single object) or written: send it in If-Match to write ' +
       'only that version, or in If-None-Match to read it only once it changed.',
     schema: { type: 'string' },
+  },
+  'Idempotent-Replayed': {
+    description: '`true` on the stored response of an earlier request with the same Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'] },
   },
   Location: {
     description: 'Where the created row can be read (with `Prefer: return=headers-only`).',

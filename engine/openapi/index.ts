@@ -32,6 +32,8 @@ export interface OpenApiOptions {
   readonly errors?: Readonly<Partial<Record<ErrorStatus, string>>>;
   /** The host's own additions (its other routes' paths, tags and components), given the engine's document. */
   readonly extend?: (document: Json, registry: Registry) => Json;
+  /** Whether writes take an Idempotency-Key (the engine's document says what it does; default true). */
+  readonly idempotency?: boolean;
 }
 
 /** An operation's parameters followed by the host's headers; a path item's every operation. */
@@ -66,7 +68,9 @@ export function buildOpenApi(registry: Registry, options: OpenApiOptions = {}): 
     ],
     paths: {
       '/': withHeaders(ROOT_PATH, headers),
-      ...Object.fromEntries(resources.map((r) => [`/${r.name}`, withHeaders(pathItem(r), headers)])),
+      ...Object.fromEntries(
+        resources.map((r) => [`/${r.name}`, withHeaders(pathItem(r, options.idempotency ?? true), headers)]),
+      ),
     },
     components: {
       ...(schemes.length > 0 && { securitySchemes: options.securitySchemes }),

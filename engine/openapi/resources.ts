@@ -208,7 +208,10 @@ function rows(resource: Resource, description: string, headers: Json = {}): Json
   };
 }
 
-const noContent = () => ({ description: 'No Content', headers: { ...requestId, ...consistency } });
+const noContent = (headers: Json = {}) => ({
+  description: 'No Content',
+  headers: { ...requestId, ...consistency, ...headers },
+});
 
 /** The ETag of a resource whose records have versions (an `updated_at`). */
 const versioned = (resource: Resource): Json => (resource.updatedAt ? { ETag: ref('headers', 'ETag') } : {});
@@ -216,6 +219,16 @@ const versioned = (resource: Resource): Json => (resource.updatedAt ? { ETag: re
 /** If-Match and its 412, on a resource whose records have versions. */
 const preconditions = (resource: Resource) =>
   resource.updatedAt ? { parameters: shared('If-Match'), failures: errors(412) } : { parameters: [], failures: {} };
+
+/** Idempotency-Key, and what it adds to a write's answers, when the engine takes keys. */
+const keyed = (idempotent: boolean) =>
+  idempotent
+    ? {
+        parameters: shared('Idempotency-Key'),
+        headers: { 'Idempotent-Replayed': ref('headers', 'Idempotent-Replayed') },
+        failures: errors(409, 422),
+      }
+    : { parameters: [], headers: {}, failures: {} };
 
 function operation(resource: Resource, action: string, summary: string, rest: Json): Json {
   return { operationId: `${action}_${resource.name}`, tags: [resource.name], summary, ...rest };
@@ -233,6 +246,9 @@ function readOperations(resource: Resource): Json {
   const failures = errors(400, 401, 406, 416);
   return {
     get: operation(resource, 'list', `List ${resource.name}`, {
+      description:
+        'Also served as `QUERY` (the HTTP QUERY method) with the query string, or the rest of it, as an ' +
+        '`application/x-www-form-urlencoded` body: for filters too long for a URL. It answers as this GET.',
       parameters,
       responses: {
         200: rows(resource, 'OK', range),
@@ -276,13 +292,14 @@ export function bodySchemaEntries(resource: Resource): Array<[string, Json]> {
   ];
 }
 
-function createOperation(resource: Resource): Json {
+function createOperation(resource: Resource, idempotent: boolean): Json {
   const schema = ref('schemas', `${resource.name}.create`);
+  const key = keyed(idempotent);
   return {
     post: operation(resource, 'create', `Create ${resource.name}`, {
       description:
         'Takes one object or an array of them, written in one statement. Server-managed fields are set by the server.',
-      parameters: shared('select', 'columns', 'on_conflict', 'Prefer'),
+      parameters: [...shared('select', 'columns', 'on_conflict', 'Prefer'), ...key.parameters],
       requestBody: {
         required: true,
         content: { [JSON_MEDIA]: { schema: { oneOf: [schema, { type: 'array', items: schema }] } } },
@@ -292,10 +309,12 @@ function createOperation(resource: Resource): Json {
           Location: ref('headers', 'Location'),
           ...consistency,
           ...versioned(resource),
+          ...key.headers,
         }),
-        200: rows(resource, 'OK: the affected rows.', consistency),
-        204: noContent(),
+        200: rows(resource, 'OK: the affected rows.', { ...consistency, ...key.headers }),
+        204: noContent(key.headers),
         ...errors(...WRITE_ERRORS),
+        ...key.failures,
       },
     }),
   };
@@ -303,50 +322,72 @@ function createOperation(resource: Resource): Json {
 
 const FILTER_REQUIRED = 'Acts on the rows the filters select; at least one filter is required.';
 
-function updateOperation(resource: Resource): Json {
+function updateOperation(resource: Resource, idempotent: boolean): Json {
+  const key = keyed(idempotent);
   return {
     patch: operation(resource, 'update', `Update ${resource.name}`, {
       description: FILTER_REQUIRED,
-      parameters: [...filterRefs(resource), ...shared('select', 'Prefer'), ...preconditions(resource).parameters],
+      parameters: [
+        ...filterRefs(resource),
+        ...shared('select', 'Prefer'),
+        ...preconditions(resource).parameters,
+        ...key.parameters,
+      ],
       requestBody: { required: true, content: { [JSON_MEDIA]: { schema: ref('schemas', `${resource.name}.update`) } } },
       responses: {
         200: rows(resource, 'OK: the updated rows, with `Prefer: return=representation`.', {
           ...consistency,
           ...versioned(resource),
+          ...key.headers,
         }),
-        204: noContent(),
+        204: noContent(key.headers),
         ...errors(...WRITE_ERRORS),
         ...preconditions(resource).failures,
+        ...key.failures,
       },
     }),
   };
 }
 
-function deleteOperation(resource: Resource): Json {
+function deleteOperation(resource: Resource, idempotent: boolean): Json {
+  const key = keyed(idempotent);
   return {
     delete: operation(resource, 'delete', `Delete ${resource.name}`, {
       description: FILTER_REQUIRED,
-      parameters: [...filterRefs(resource), ...shared('select', 'Prefer'), ...preconditions(resource).parameters],
+      parameters: [
+        ...filterRefs(resource),
+        ...shared('select', 'Prefer'),
+        ...preconditions(resource).parameters,
+        ...key.parameters,
+      ],
       responses: {
-        200: rows(resource, 'OK: the deleted rows, with `Prefer: return=representation`.', consistency),
-        204: noContent(),
+        200: rows(resource, 'OK: the deleted rows, with `Prefer: return=representation`.', {
+          ...consistency,
+          ...key.headers,
+        }),
+        204: noContent(key.headers),
         ...errors(400, 401),
         ...preconditions(resource).failures,
+        ...key.failures,
       },
     }),
   };
 }
 
-const OPERATIONS: Record<Verb, (resource: Resource) => Json> = {
+/** `idempotent`: writes take an Idempotency-Key. */
+const OPERATIONS: Record<Verb, (resource: Resource, idempotent: boolean) => Json> = {
   GET: readOperations,
   POST: createOperation,
   PATCH: updateOperation,
   DELETE: deleteOperation,
 };
 
-export function pathItem(resource: Resource): Json {
+export function pathItem(resource: Resource, idempotent: boolean): Json {
   // VERBS, not the resource's set, fixes the order of operations in the document.
-  return Object.assign({}, ...VERBS.filter((v) => resource.verbs.has(v)).map((v) => OPERATIONS[v](resource)));
+  return Object.assign(
+    {},
+    ...VERBS.filter((v) => resource.verbs.has(v)).map((v) => OPERATIONS[v](resource, idempotent)),
+  );
 }
 
 export const ROOT_PATH: Json = {
