@@ -11,6 +11,7 @@ import type { Scope } from './compile/scope.ts';
 import type { Database, Queryable } from './db/port.ts';
 import type { ApiError } from './errors.ts';
 import { Context, type EngineObserver } from './handle/context.ts';
+import { type Outbox, outbox } from './handle/events.ts';
 import { explain } from './handle/explain.ts';
 import { type IdempotencyOptions, idempotency } from './handle/idempotency.ts';
 import { type Importer, importers } from './handle/import.ts';
@@ -139,6 +140,8 @@ export interface Engine {
     request: HostWrite,
     write: (tx: Queryable | null) => Promise<EngineResponse>,
   ): Promise<EngineResponse>;
+  /** The outbox of the events of writes (registry/events.ts); null when the registry declares none. */
+  readonly events: Outbox | null;
 }
 
 /**
@@ -181,6 +184,7 @@ export function createEngine(options: EngineOptions): Engine {
         tenancy: registry.tenant,
         customFields: registry.resources.some((r) => r.customFields),
         idempotency: runOnce !== null,
+        events: registry.events !== null,
         tokens:
           tokenTable === null
             ? null
@@ -241,6 +245,7 @@ export function createEngine(options: EngineOptions): Engine {
     tokens: tokenTable === null ? null : tokens(ctx, tokenTable, registry.tenant!),
     importer: (collection) => imports.get(collection),
     limit: options.rateLimit ? rateLimiter(ctx, options.rateLimit) : null,
+    events: registry.events && outbox(registry.events.subscribers, registry.tenant),
 
     async once(given, request, run) {
       const scope = ctx.resolve(given);

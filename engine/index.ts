@@ -16,6 +16,7 @@ export { ApiError, type ErrorCode, unauthorized } from './errors.ts';
 export { FIELD_KINDS, type FieldKind } from './field-kinds.ts';
 export { UUID } from './formats.ts';
 export type { EngineObserver, StatementKind } from './handle/context.ts';
+export type { Outbox, OutboxEvent } from './handle/events.ts';
 export type { IdempotencyOptions } from './handle/idempotency.ts';
 export type { Importer } from './handle/import.ts';
 export type { PageRequest } from './handle/page.ts';
@@ -27,6 +28,7 @@ export { CONSISTENCY_HEADER } from './parse/headers.ts';
 export { IDEMPOTENCY_HEADER } from './parse/idempotency.ts';
 export type { RawRequest } from './parse/index.ts';
 export type { BatchResult, ItemError, ItemResult } from './plan/import.ts';
+export type { EventsDefinition } from './registry/events.ts';
 export {
   type CustomFieldsDefinition,
   createRegistry,

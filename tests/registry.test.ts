@@ -153,6 +153,21 @@ describe('a resource added through the registry alone', () => {
   it('refuses a definition that names a field its table lacks', () => {
     expect(() => createRegistry([{ ...ticketResource, orderable: ['nope'] }], registryOptions)).toThrow(/nope/);
   });
+
+  it('gives its writes events once it names them, and refuses events without subscribers', () => {
+    const withEvents = createRegistry([{ ...ticketResource, events: 'ticket' }, ...resources], registryOptions);
+    // Imports create and update tickets; nothing deletes one.
+    expect(withEvents.get('ticket')!.events).toMatchObject({ created: 'ticket.created', deleted: null });
+    expect(withEvents.events!.types).toEqual(expect.arrayContaining(['ticket.created', 'ticket.updated']));
+    expect(withEvents.events!.types).not.toContain('ticket.deleted');
+    expect(() => createRegistry([{ ...ticketResource, events: 'ticket' }], { tenant: 'organisation_id' })).toThrow(
+      /no subscribers/,
+    );
+  });
+
+  it('refuses a field shown once that the database does not generate', () => {
+    expect(() => createRegistry([{ ...ticketResource, shownOnce: ['subject'] }], registryOptions)).toThrow(/generates/);
+  });
 });
 
 describe('a resource with custom fields and keyset pages, added in the registry alone', () => {

@@ -10,6 +10,7 @@ import { type FieldKind, sqlType } from '../field-kinds.ts';
 import { arrayLiteral } from '../plan/values.ts';
 import type { CustomFields, Field, Resource, Tenancy } from '../registry/index.ts';
 import { upsertCustomValues } from './custom-fields.ts';
+import { eventsCte } from './events.ts';
 import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
 
 /** Where an import writes: the tenant's value and column (none in a single-tenant registry). */
@@ -94,9 +95,11 @@ export function insertRows(resource: Resource, rows: readonly Row[], scope: Impo
   ];
   const conflict = [...(tenant ? [ident(tenant.name)] : []), '"external_id"'].join(', ');
   return statement(
-    `INSERT INTO ${ident(resource.table)} (${columns.join(', ')}) SELECT ${values.join(', ')}` +
+    `WITH written AS (INSERT INTO ${ident(resource.table)} AS t (${columns.join(', ')}) SELECT ${values.join(', ')}` +
       ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')}) AS b(${recordType(fields)})` +
-      ` ON CONFLICT (${conflict}) DO NOTHING RETURNING ${ident(key!.name)}::text AS key`,
+      ` ON CONFLICT (${conflict}) DO NOTHING RETURNING t.*, true AS "__inserted")` +
+      eventsCte(resource, 'insert', params, tenant ? values[0]! : null) +
+      ` SELECT w.${ident(key!.name)}::text AS key FROM written w`,
     params,
   );
 }
@@ -118,11 +121,14 @@ export function updateRows(resource: Resource, rows: readonly Row[], scope: Impo
   );
   if (resource.updatedAt) sets.push('"updated_at" = now()');
   if (sets.length === 0) sets.push(`${ident(key!.name)} = t.${ident(key!.name)}`);
+  const source = ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')})`;
+  const tenant = resource.tenant && scope.tenancy && scope.tenant !== null ? resource.tenant : null;
+  const owner = tenant ? params.add(scope.tenant!, sqlType(tenant.kind)) : null;
   return statement(
-    `UPDATE ${ident(resource.table)} AS t SET ${sets.join(', ')}` +
-      ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')})` +
+    `WITH written AS (UPDATE ${ident(resource.table)} AS t SET ${sets.join(', ')}${source}` +
       ` AS b(${recordType([key!, ...fields])}, "__keys" text[])` +
-      ` WHERE t.${ident(key!.name)} = b.${ident(key!.name)}${tenantCondition('t', resource.tenant?.name ?? null, scope, params)}`,
+      ` WHERE t.${ident(key!.name)} = b.${ident(key!.name)}${owner ? ` AND t.${ident(tenant!.name)} = ${owner}` : ''}` +
+      ` RETURNING t.*)${eventsCte(resource, 'update', params, owner)} SELECT count(*)::int4 AS updated FROM written`,
     params,
   );
 }

@@ -2,10 +2,11 @@
  * The database objects the engine's own statements need, created idempotently by
  * `engine.install()`: `engage_fail`, which a write's checks call to abort the statement; with custom
  * fields, `engage_parses`, which checks custom values inside a statement; with built-in tokens, their
- * table; with idempotency keys (on by default), theirs.
+ * table; with idempotency keys (on by default), theirs; with events, the outbox.
  */
 import { sqlType } from '../field-kinds.ts';
 import type { Tenancy } from '../registry/index.ts';
+import { OUTBOX_INDEX, outboxTable } from './events.ts';
 import { IDEMPOTENCY_INDEX, idempotencyTable } from './idempotency.ts';
 import { ident } from './sql.ts';
 
@@ -15,6 +16,8 @@ export interface InstallOptions {
   readonly customFields: boolean;
   /** Whether writes may send an Idempotency-Key: its table. */
   readonly idempotency: boolean;
+  /** Whether writes record events: the outbox. */
+  readonly events: boolean;
   /** The token table's name, when the engine has built-in tokens, and the table of tenants they belong to. */
   readonly tokens: { readonly table: string; readonly tenants: { table: string; key: string } | null } | null;
 }
@@ -56,6 +59,7 @@ export function installStatements(options: InstallOptions): string[] {
   const statements = [FAIL];
   if (options.customFields) statements.push(PARSES);
   if (options.idempotency) statements.push(idempotencyTable(options.tenancy), IDEMPOTENCY_INDEX);
+  if (options.events) statements.push(outboxTable(options.tenancy), OUTBOX_INDEX);
   const { tenancy, tokens } = options;
   if (tokens !== null && tenancy !== null) {
     const table = ident(tokens.table);

@@ -19,8 +19,12 @@ export interface Projection {
   readonly row: { readonly kind: 'record' | 'text'; readonly sql: string; readonly csv: CsvRow };
 }
 
-/** Whether the columns are the table's own, in order, untouched: `t.*` then costs PostgreSQL least. */
+/**
+ * Whether the columns are the table's own, in order, untouched: `t.*` then costs PostgreSQL least.
+ * Never with fields shown once: the table has more columns than the resource shows.
+ */
 export const wholeRow = (resource: Resource, columns: readonly ReadColumn[]): boolean =>
+  resource.shownOnce.length === 0 &&
   columns.length === resource.fields.length &&
   columns.every(
     (c, i) =>

@@ -4,7 +4,8 @@
  *
  *   WITH scope AS (...),
  *        allowed AS (scope, unless the body names another tenant),
- *        written AS (INSERT ... | UPDATE ... | DELETE ... RETURNING t.*)
+ *        written AS (INSERT ... | UPDATE ... | DELETE ... RETURNING t.*),
+ *        events AS (INSERT INTO the outbox, an event per written row: compile/events.ts)
  *   SELECT authorized, allowed, affected rows, inserted rows, body, checks FROM written
  *
  * Checks that must undo the write (a singular response that is not one row, max-affected, an
@@ -18,6 +19,7 @@ import type { DeletePlan, InsertPlan, PlannedCondition, UpdatePlan, WritePlan } 
 import { arrayLiteral } from '../plan/values.ts';
 import type { Field, Resource } from '../registry/index.ts';
 import { customValueFits, customValueText, storedCustomFields, upsertCustomValues } from './custom-fields.ts';
+import { eventsCte } from './events.ts';
 import { ReadCompiler } from './level.ts';
 import { jsonBody } from './projection.ts';
 import { type Scope, type Scoping, scopeCte, tenantFilter } from './scope.ts';
@@ -181,6 +183,7 @@ export function compileWrite(plan: WritePlan, scope: Scope | undefined, scoping:
   } else {
     sql += `, written AS (${dml})`;
   }
+  sql += eventsCte(plan.resource, plan.kind, params, scoped);
 
   // The representation: the written rows as the read path would show them. Custom values of
   // `*_details` are those stored before this statement overlaid with those it wrote (a statement

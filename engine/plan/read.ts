@@ -205,7 +205,8 @@ function columnKey(item: FieldItem): string {
   return checkKey(item.alias ?? (named ? String(named.key) : item.field.name), { field: item.field.name });
 }
 
-const wholeField = (field: Field): PlannedColumn => ({
+/** A field as `*` selects it. */
+export const wholeField = (field: Field): PlannedColumn => ({
   kind: 'field',
   target: { field, jsonPath: [], kind: field.kind },
   cast: null,

@@ -11,7 +11,7 @@ import { strongVersions } from '../parse/preconditions.ts';
 import type { Field, Resource } from '../registry/index.ts';
 import type { ApiRequest } from '../request.ts';
 import { type BodySchemas, checkItems } from './body.ts';
-import { knownField, planCondition, planRepresentation } from './read.ts';
+import { knownField, planCondition, planRepresentation, wholeField } from './read.ts';
 import type { DeletePlan, IfMatch, InsertPlan, PlannedCondition, UpdatePlan, WriteOutput } from './types.ts';
 
 /** The fields `columns=` or `on_conflict=` names. */
@@ -87,7 +87,21 @@ export function planInsert(
     const target = request.query.onConflict === null ? resource.key : fieldList(resource, request.query.onConflict);
     conflict = { target, action: prefs.resolution === 'merge-duplicates' ? 'update' : 'nothing' };
   }
-  const out = output(resource, request, maxRows);
+  const planned = output(resource, request, maxRows);
+  // Fields shown once (a signing secret) are shown here, with every field (`*`), and never again.
+  const select = request.query.select;
+  const star = select === null || select.some((item) => item.kind === 'star');
+  const { representation } = planned;
+  const out =
+    star && resource.shownOnce.length > 0
+      ? {
+          ...planned,
+          representation: {
+            ...representation,
+            columns: [...representation.columns, ...resource.shownOnce.map(wholeField)],
+          },
+        }
+      : planned;
   return {
     kind: 'insert',
     resource,

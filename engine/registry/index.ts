@@ -10,6 +10,14 @@
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { CUSTOM_FIELD_TYPES } from '../custom-fields.ts';
 import { COLUMN_TYPES, type FieldKind, kindOfColumn } from '../field-kinds.ts';
+import {
+  type EventsDefinition,
+  type RegistryEvents,
+  type ResourceEvents,
+  registryEvents,
+  resourceEvents,
+  typesRule,
+} from './events.ts';
 import { referencesOf, relationsOf } from './relations.ts';
 import { readTable, type TableShape, tableName } from './table.ts';
 
@@ -107,6 +115,16 @@ export interface ResourceDefinition {
   readonly relations?: Readonly<Record<string, string | false>>;
   /** Whether `select` may aggregate (`count()`, `value.sum()`); true when absent. */
   readonly aggregates?: boolean;
+  /**
+   * Writes record events named `<events>.created|updated|deleted`, one per row, for the tenant's
+   * subscriptions (`RegistryOptions.events`, registry/events.ts).
+   */
+  readonly events?: string;
+  /**
+   * Fields the database generates that only the representation of the POST creating the row shows
+   * (a signing secret): never read, filtered, ordered or written afterwards.
+   */
+  readonly shownOnce?: readonly string[];
 }
 
 export interface RegistryOptions {
@@ -116,6 +134,8 @@ export interface RegistryOptions {
    * the registry is single-tenant: requests need no scope.
    */
   readonly tenant?: string;
+  /** The table of subscriptions to the events of writes (registry/events.ts); no events when absent. */
+  readonly events?: EventsDefinition;
 }
 
 /** The registry's tenancy: its column, that column's kind, and what messages call a tenant. */
@@ -195,6 +215,10 @@ export interface Resource {
   /** What `select` can embed from this resource; only resources offering GET are embedded. */
   readonly relations: readonly Relation[];
   readonly aggregates: boolean;
+  /** The events its writes record, when it has them. */
+  readonly events: ResourceEvents | null;
+  /** Fields only the representation of its create shows, not among `fields`. */
+  readonly shownOnce: readonly Field[];
   field(name: string): Field | undefined;
 }
 
@@ -205,6 +229,8 @@ export interface Registry {
   get(name: string): Resource | undefined;
   /** The resource a versioned-API collection (`contacts`) names. */
   collection(name: string): Resource | undefined;
+  /** The events of writes, when the registry declares them. */
+  readonly events: RegistryEvents | null;
 }
 
 /**
@@ -255,6 +281,7 @@ function customFieldsOf(owner: string, def: CustomFieldsDefinition, tenant: stri
 
 interface Context {
   readonly tenant: string | null;
+  readonly events: RegistryEvents | null;
   /** Whether the rows of a table have a tenant, and its name: a resource's say, else whether it has the column. */
   readonly tableInfo: (table: PgTable) => { name: string; tenanted: boolean };
 }
@@ -277,6 +304,7 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
   mustExist(def.filterable, 'filterable');
   mustExist(def.serverManaged, 'serverManaged');
   mustExist(def.keyset, 'keyset');
+  mustExist(def.shownOnce, 'shownOnce');
   mustExist(
     def.rules?.map((r) => r.field),
     'rules',
@@ -319,7 +347,8 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
     def.serverManaged ?? [...lead, 'created_at', 'updated_at', ...[...columns.keys()].filter(generated)],
   );
   for (const column of columns.values()) if (column.alwaysGenerated) serverManaged.add(column.name);
-  const fields: Field[] = [...columns.values()].map((column) => {
+  const shownOnce = new Set(def.shownOnce);
+  const all: Field[] = [...columns.values()].map((column) => {
     const kind = kindOfColumn(column.sqlType);
     if (!kind) {
       throw refuse(
@@ -341,6 +370,11 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
       description: def.fieldDescriptions?.[column.name],
     };
   });
+  const fields = all.filter((f) => !shownOnce.has(f.name));
+  const hidden = all.filter((f) => shownOnce.has(f.name));
+  if (hidden.some((f) => f.defaultSql === undefined || key.includes(f.name))) {
+    throw refuse(def.name, 'a field shownOnce is one the database generates (it needs a default) and not a key field');
+  }
   const byName = new Map(fields.map((f) => [f.name, f]));
 
   const keyset = def.keyset?.map((name) => byName.get(name)!);
@@ -391,7 +425,10 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
     key: key.map((name) => byName.get(name)!),
     updatedAt: columns.has('updated_at'),
     customFields: def.customFields && customFieldsOf(def.name, def.customFields, tenanted ? tenant : null),
-    rules: def.rules ?? [],
+    rules: [
+      ...(def.rules ?? []),
+      ...(context.events && context.events.subscribers.table === shape.name ? [typesRule(context.events)] : []),
+    ],
     references: referencesOf(shape, tenant, tenanted, context.tableInfo),
     collection: def.collection,
     keyset,
@@ -401,6 +438,8 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
     },
     relations: [],
     aggregates: def.aggregates ?? true,
+    events: resourceEvents(def, context.events),
+    shownOnce: hidden,
     field: (name) => byName.get(name),
   };
 }
@@ -425,6 +464,7 @@ export function createRegistry(definitions: readonly ResourceDefinition[], optio
   });
   const context: Context = {
     tenant,
+    events: registryEvents(options.events, definitions, tenant),
     tableInfo: (table) => {
       const name = tableName(table);
       const known = tenancyOf.get(table);
@@ -466,5 +506,6 @@ export function createRegistry(definitions: readonly ResourceDefinition[], optio
     tenant: tenancy,
     get: (name) => byName.get(name),
     collection: (name) => byCollection.get(name),
+    events: context.events,
   };
 }
