@@ -2,7 +2,7 @@
  * The boundaries of docs/architecture.md, checked in CI (`npm run boundaries`). Paths are those
  * of the files imported, `@engage/engine` resolved through tsconfig.json's paths to its entry points.
  */
-const APP = '^(server|scripts|imports|schema|bench|examples)/';
+const APP = '^(server|scripts|imports|webhooks|background|schema|bench|examples)/';
 const ENTRY_POINTS = '^engine/(index|postgres|pglite)\\.ts$|^engine/hono/index\\.ts$';
 
 module.exports = {
@@ -26,7 +26,7 @@ module.exports = {
       comment: 'The engine is generic: it imports nothing of the application, its tests or its examples.',
       severity: 'error',
       from: { path: '^engine/' },
-      to: { path: '^(server|scripts|imports|schema|bench|examples|tests)/' },
+      to: { path: '^(server|scripts|imports|webhooks|background|schema|bench|examples|tests)/' },
     },
     {
       name: 'parse-knows-no-database',
@@ -64,10 +64,24 @@ module.exports = {
       to: { path: '^imports/', pathNot: '^imports/index\\.ts$' },
     },
     {
+      name: 'webhooks-behind-its-facade',
+      comment: 'The webhooks module is used through webhooks/index.ts.',
+      severity: 'error',
+      from: { path: '^(server|scripts)/' },
+      to: { path: '^webhooks/', pathNot: '^webhooks/index\\.ts$' },
+    },
+    {
+      name: 'background-serves-the-modules',
+      comment: 'background/ holds what the feature modules share, and knows none of them.',
+      severity: 'error',
+      from: { path: '^background/' },
+      to: { path: '^(server|scripts|imports|webhooks|schema)/' },
+    },
+    {
       name: 'no-circular',
       comment: 'Modules that need each other at run time are one module; types may go both ways.',
       severity: 'error',
-      from: { path: '^(engine|server|imports|schema)/' },
+      from: { path: '^(engine|server|imports|webhooks|background|schema)/' },
       to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
     },
   ],

@@ -230,6 +230,8 @@ interface Request {
   readonly method?: string;
   readonly headers?: Record<string, string>;
   readonly body?: string;
+  /** Each request carries an Idempotency-Key of its own, as retried writes would. */
+  readonly keyed?: boolean;
 }
 
 interface Target {
@@ -355,6 +357,24 @@ function scenarios(data: Dataset, small: Dataset): Scenario[] {
       },
     },
     {
+      name: 'PATCH one deal, each with an Idempotency-Key',
+      requests: {
+        engage: {
+          path: `/api/v1/deal?id=eq.${L.dealId}`,
+          method: 'PATCH',
+          headers: { ...engine(L.token), ...json },
+          body: '{"status_key":"open"}',
+          keyed: true,
+        },
+        stringify: {
+          path: `/deal?id=${L.dealId}`,
+          method: 'PATCH',
+          headers: { ...org(L.id), ...json },
+          body: '{"status_key":"open"}',
+        },
+      },
+    },
+    {
       name: 'bulk POST of 100 calendars',
       requests: {
         engage: { path: '/api/v1/calendar', method: 'POST', headers: { ...engine(L.token), ...json }, body: calendars },
@@ -391,7 +411,19 @@ async function load(target: Target, request: Request, duration: number): Promise
     method: (request.method ?? 'GET') as 'GET',
     headers: request.headers,
     body: request.body,
-    ...(paths.length > 1 ? { requests: paths.map((path) => ({ path })) } : {}),
+    ...(paths.length > 1 || request.keyed
+      ? {
+          requests: paths.map((path) => ({
+            path,
+            ...(request.keyed && {
+              setupRequest: (req: { headers?: Record<string, string> }) => ({
+                ...req,
+                headers: { ...req.headers, 'Idempotency-Key': randomUUID() },
+              }),
+            }),
+          })),
+        }
+      : {}),
     connections: CONNECTIONS,
     duration,
   });

@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { type BatchResult, type Database, type Engine, type Importer, parseJson, type Queryable } from '@engage/engine';
 import { parse } from 'csv-parse';
+import { type Poller, startPoller } from '../background/poller.ts';
 import { type FileType, readFile } from './files.ts';
 
 export const JOB_BATCH = 1000;
@@ -185,12 +186,16 @@ async function commitBatch(
   });
 }
 
-async function finish(db: Database, job: Job, error: string | null) {
-  await db.query(
-    'UPDATE "import_job" SET "status" = $3::text, "error" = $4::text, "finished_at" = now(), "updated_at" = now()' +
-      ' WHERE "organisation_id" = $1::text::uuid AND "id" = $2::text::uuid',
-    [job.organisation_id, job.id, error ? 'failed' : 'succeeded', error],
-  );
+/** Ends a job, and records its event (`import.succeeded`, `import.failed`) for the organisation's webhooks. */
+async function finish(db: Database, engine: Engine, job: Job, error: string | null) {
+  await db.transaction(async (tx) => {
+    const [ended] = await tx.query<Job & Record<string, unknown>>(
+      `UPDATE "import_job" j SET "status" = $3::text, "error" = $4::text, "finished_at" = now(), "updated_at" = now()` +
+        ` WHERE j."organisation_id" = $1::text::uuid AND j."id" = $2::text::uuid RETURNING ${JOB_COLUMNS}`,
+      [job.organisation_id, job.id, error ? 'failed' : 'succeeded', error],
+    );
+    if (ended) await engine.events?.emit(tx, job.organisation_id, `import.${ended.status}`, jobView(ended));
+  }, job.organisation_id);
 }
 
 /** Puts a job this process stops on back in the queue, for any process to resume at once. */
@@ -239,7 +244,7 @@ async function run(
       if (batch.length >= JOB_BATCH) await flush();
     }
     if (batch.length > 0) await flush();
-    await finish(db, job, null);
+    await finish(db, engine, job, null);
   } catch (error) {
     if (error instanceof TakenOver) return;
     // A file that does not parse fails the job; anything else (the database went away) leaves it
@@ -249,21 +254,21 @@ async function run(
       String((error as { code?: unknown }).code).startsWith('CSV_') ||
       error instanceof FileFormatError;
     if (unreadable)
-      return finish(db, job, `the file could not be read at item ${index + 1}: ${(error as Error).message}`);
+      return finish(db, engine, job, `the file could not be read at item ${index + 1}: ${(error as Error).message}`);
     // A database error that retrying cannot cure (a value it refuses) fails the job too.
     const mapped = engine.asApiError(error);
     if (mapped.status < 500)
-      return finish(db, job, `items ${index - batch.length + 1} to ${index} could not be written: ${mapped.message}`);
+      return finish(
+        db,
+        engine,
+        job,
+        `items ${index - batch.length + 1} to ${index} could not be written: ${mapped.message}`,
+      );
     throw error;
   }
 }
 
-export interface ImportWorker {
-  /** Looks for work now rather than at the next poll. */
-  wake(): void;
-  /** Resolves once the batch in hand is committed and a job not finished is back in the queue. */
-  stop(): Promise<void>;
-}
+export type ImportWorker = Poller;
 
 /** Polls for jobs and runs them one at a time; every server process runs one. */
 export function startImportWorker(options: {
@@ -273,45 +278,16 @@ export function startImportWorker(options: {
   onError?: (error: unknown) => void;
 }): ImportWorker {
   const { db, engine } = options;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  /** The claim-and-run loop in progress, if any: stop() waits for this one, whichever call started it. */
-  let working: Promise<void> | null = null;
-
-  const work = async () => {
-    try {
-      // A job claimed just as the worker stops goes back to the queue from its first item.
-      for (let job = await claim(db); job; job = stopped ? null : await claim(db)) {
+  return startPoller({
+    pollMs: options.pollMs ?? 1000,
+    onError: options.onError,
+    // A job claimed just as the worker stops goes back to the queue from its first item.
+    async work(stopping) {
+      for (let job = await claim(db); job; job = stopping() ? null : await claim(db)) {
         const importer = engine.importer(job.resource);
-        if (importer) await run(db, engine, job, importer, () => stopped);
-        else await finish(db, job, `unknown import ${job.resource}`);
+        if (importer) await run(db, engine, job, importer, stopping);
+        else await finish(db, engine, job, `unknown import ${job.resource}`);
       }
-    } catch (error) {
-      options.onError?.(error);
-    }
-  };
-  const tick = () => {
-    if (!working && !stopped) {
-      working = work().finally(() => {
-        working = null;
-      });
-    }
-    return working ?? Promise.resolve();
-  };
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => void tick().then(schedule), options.pollMs ?? 1000);
-    timer.unref();
-  };
-  void tick().then(schedule);
-  return {
-    wake() {
-      void tick();
     },
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await working;
-    },
-  };
+  });
 }

@@ -10,8 +10,27 @@
 import { createRegistry, defineResource, type RegistryOptions, type ResourceDefinition } from '@engage/engine';
 import * as t from './tables.ts';
 
-/** Every tenant table has `organisation_id` (docs/contract.md section 9); the built-in tokens name one. */
-export const registryOptions = { tenant: 'organisation_id' } as const satisfies RegistryOptions;
+/**
+ * Every tenant table has `organisation_id` (docs/contract.md section 9); the built-in tokens name one.
+ * Writes of resources with `events` record them for the organisation's webhook endpoints that name
+ * them (the webhooks module delivers them), as do finished import jobs.
+ */
+export const registryOptions = {
+  tenant: 'organisation_id',
+  events: {
+    subscribers: t.webhook_endpoint,
+    types: 'events',
+    enabled: 'enabled',
+    hostEvents: ['import.succeeded', 'import.failed'],
+  },
+} as const satisfies RegistryOptions;
+
+/** A URL webhooks can be posted to: absolute http or https, at most 2,048 characters. */
+const isWebhookUrl = (value: unknown) => {
+  if (typeof value !== 'string' || value.length > 2048 || !URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '';
+};
 
 export const resources: readonly ResourceDefinition[] = [
   defineResource({
@@ -28,6 +47,7 @@ export const resources: readonly ResourceDefinition[] = [
     orderable: ['start_time'],
     collection: 'appointments',
     imports: { customFields: t.customFields.appointment },
+    events: 'appointment',
   }),
   defineResource({
     name: 'appointment_details',
@@ -55,6 +75,7 @@ export const resources: readonly ResourceDefinition[] = [
     description: 'Calendars. Only virtual calendars can be created through the API.',
     verbs: ['GET', 'POST', 'PATCH', 'DELETE'],
     orderable: ['created_at', 'updated_at', 'name'],
+    events: 'calendar',
     rules: [
       {
         field: 'type',
@@ -71,6 +92,7 @@ export const resources: readonly ResourceDefinition[] = [
     orderable: ['lost_at', 'won_at'],
     collection: 'deals',
     imports: { customFields: t.customFields.deal },
+    events: 'deal',
   }),
   defineResource({
     name: 'deal_details',
@@ -80,6 +102,7 @@ export const resources: readonly ResourceDefinition[] = [
     verbs: ['GET', 'PATCH'],
     orderable: ['lost_at', 'won_at'],
     customFields: t.customFields.deal,
+    events: 'deal',
   }),
   defineResource({
     name: 'contact',
@@ -90,6 +113,7 @@ export const resources: readonly ResourceDefinition[] = [
     collection: 'contacts',
     keyset: ['created_at', 'id'],
     imports: { customFields: t.customFields.contact },
+    events: 'contact',
   }),
   defineResource({
     name: 'contact_note',
@@ -97,6 +121,7 @@ export const resources: readonly ResourceDefinition[] = [
     description: 'Notes on contacts.',
     // GET goes beyond the spec's table: a note written can be read back.
     verbs: ['GET', 'POST', 'DELETE'],
+    events: 'contact_note',
   }),
   defineResource({
     name: 'campaign',
@@ -117,6 +142,35 @@ export const resources: readonly ResourceDefinition[] = [
     description: 'Custom entities; data matches the JSON Schema of their definition.',
     // GET goes beyond the spec's table.
     verbs: ['GET', 'DELETE'],
+  }),
+  // Beyond the spec: webhooks (the README's "Webhooks").
+  defineResource({
+    name: 'webhook_endpoint',
+    table: t.webhook_endpoint,
+    description:
+      'Where the events named in `events` are posted, signed (Standard Webhooks) with `secret`, which only ' +
+      'the create shows (with `Prefer: return=representation`).',
+    verbs: ['GET', 'POST', 'PATCH', 'DELETE'],
+    orderable: ['created_at'],
+    shownOnce: ['secret'],
+    serverManaged: ['organisation_id', 'id', 'created_at', 'updated_at', 'disabled_reason'],
+    rules: [
+      { field: 'url', allows: isWebhookUrl, message: 'must be an absolute http or https URL without credentials' },
+    ],
+  }),
+  defineResource({
+    name: 'webhook_delivery',
+    table: t.webhook_delivery,
+    description: 'Events on their way to webhook endpoints; `webhook_attempt(*)` embeds the tries.',
+    verbs: ['GET'],
+    orderable: ['created_at', 'next_attempt_at'],
+  }),
+  defineResource({
+    name: 'webhook_attempt',
+    table: t.webhook_attempt,
+    description: 'Each try at posting a webhook delivery.',
+    verbs: ['GET'],
+    orderable: ['created_at'],
   }),
 ];
 

@@ -404,3 +404,67 @@ export const import_job = tenantTable(
     index('import_job_queue_idx').on(col(t, 'status'), col(t, 'created_at')),
   ],
 );
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+
+/**
+ * A tenant's webhook endpoint: where the events it names are posted, signed with its secret
+ * (Standard Webhooks' `whsec_` and 32 random bytes in base64), which only its create shows.
+ */
+export const webhook_endpoint = tenantTable(
+  'webhook_endpoint',
+  {
+    url: text().notNull(),
+    events: text().array().notNull(),
+    enabled: boolean().notNull().default(true),
+    description: text(),
+    secret: text()
+      .notNull()
+      .default(
+        sql`'whsec_' || encode(decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'), 'base64')`,
+      ),
+    /** Why the server turned it off (deliveries failing for about a day); null while it is on or turned off by hand. */
+    disabled_reason: text(),
+  },
+  (t) => [orgIndex('webhook_endpoint', t, 'created_at')],
+);
+
+/** An event on its way to one endpoint: retried with backoff until it is accepted or about a day has passed. */
+export const webhook_delivery = tenantTable(
+  'webhook_delivery',
+  {
+    endpoint_id: uuid().notNull(),
+    type: text().notNull(),
+    /** The body posted: `{"type": ..., "timestamp": ..., "data": {...}}`. */
+    payload: text().notNull(),
+    status: text({ enum: DELIVERY_STATUSES }).notNull().default('pending'),
+    attempts: integer().notNull().default(0),
+    next_attempt_at: timestamptz().notNull().defaultNow(),
+    /** Until when a server process holds it, posting it. */
+    locked_until: timestamptz(),
+    delivered_at: timestamptz(),
+  },
+  (t) => [
+    references('webhook_delivery_endpoint_fkey', t, 'endpoint_id', webhook_endpoint, 'cascade'),
+    check('webhook_delivery_status_check', oneOf(col(t, 'status'), DELIVERY_STATUSES)),
+    orgIndex('webhook_delivery', t, 'endpoint_id', 'created_at'),
+    // The worker's queue, across organisations. Partial, so no statement of the API (whose status is a
+    // parameter) can read it in place of an index led by organisation_id.
+    index('webhook_delivery_due_idx').on(col(t, 'next_attempt_at')).where(sql`status = 'pending'`),
+  ],
+);
+
+/** One try at posting a delivery: the endpoint's status code, or why there was none. */
+export const webhook_attempt = tenantTable(
+  'webhook_attempt',
+  {
+    delivery_id: uuid().notNull(),
+    status_code: integer(),
+    error: text(),
+    duration_ms: integer().notNull(),
+  },
+  (t) => [
+    references('webhook_attempt_delivery_fkey', t, 'delivery_id', webhook_delivery, 'cascade'),
+    orgIndex('webhook_attempt', t, 'delivery_id'),
+  ],
+);

@@ -11,6 +11,7 @@ import { bodyUnread, engageApp, rateLimit, renderError } from '@engage/engine/ho
 import { type Context, Hono } from 'hono';
 import { requestId } from 'hono/request-id';
 import type { Imports } from '../imports/index.ts';
+import type { Webhooks } from '../webhooks/index.ts';
 import { accessLog } from './access-log.ts';
 import { type AuthVariables, bearerAuth, bearerScope } from './auth/bearer.ts';
 import { docsPage, home } from './docs.ts';
@@ -23,6 +24,8 @@ export interface AppOptions {
   readonly engine: Engine;
   /** Imports for the versioned API (/v1); left out, its import routes answer 404. */
   readonly imports?: Imports;
+  /** Webhooks for the versioned API's redelivery route (/v1); left out, it answers 404. */
+  readonly webhooks?: Webhooks;
   /** The most bytes an import file (`POST /v1/files`) may have. */
   readonly fileLimit?: number;
   /** Resolves when the database answers; used by GET /ready. */
@@ -152,7 +155,10 @@ export function createApp(options: AppOptions): Hono<Env> {
   );
   // Routes under /v1 set their own body limits.
   app.use('/v1/*', versionHeader(), bearerAuth(), rateLimit({ engine, scope: bearerScope }), requireVersion());
-  app.route('/v1', versionedRoutes({ engine, imports: options.imports, fileLimit: options.fileLimit }));
+  app.route(
+    '/v1',
+    versionedRoutes({ engine, imports: options.imports, webhooks: options.webhooks, fileLimit: options.fileLimit }),
+  );
 
   app.notFound((c) => failure(c, new ApiError('NOT_FOUND', `nothing is served at ${c.req.method} ${c.req.path}`)));
   app.onError((error, c) => failure(c, error));

@@ -1,10 +1,11 @@
 /**
- * The whole API over one database: the registry, the engine, imports and the Hono app. `npm start`
+ * The whole API over one database: the registry, the engine, imports, webhooks and the Hono app. `npm start`
  * (server/main.ts) and the tests build it here, so they serve exactly the same thing.
  */
 import { createRegistry, type Database, type Engine, type RateLimit, type ResourceDefinition } from '@engage/engine';
-import { createImports, type Imports, type ImportWorker } from '../imports/index.ts';
+import { createImports, type Imports } from '../imports/index.ts';
 import { registry, registryOptions } from '../schema/registry.ts';
+import { createWebhooks, type Webhooks, type WebhooksOptions } from '../webhooks/index.ts';
 import { createApp } from './app.ts';
 import type { MigrationState, OpenDatabase } from './database.ts';
 import { engageEngine } from './engine.ts';
@@ -25,7 +26,7 @@ export interface ApiOptions {
   readonly logger?: Logger;
   /** True once the host is shutting down (server/main.ts): see AppOptions. */
   readonly draining?: () => boolean;
-  /** Runs an import worker in this process; left out, jobs wait for another process's worker. */
+  /** Runs import and webhook workers in this process; left out, work waits for another process's. */
   readonly worker?: { readonly pollMs?: number };
   /** SERVER_TIMING: a Server-Timing header on resource responses. */
   readonly serverTiming?: boolean;
@@ -37,6 +38,8 @@ export interface ApiOptions {
   readonly rateLimit?: RateLimit;
   /** IDEMPOTENCY_HOURS: how long an Idempotency-Key is kept (default 24). */
   readonly idempotencyHours?: number;
+  /** How webhooks are delivered (WEBHOOK_ALLOW_PRIVATE; tests shorten the retries). */
+  readonly webhooks?: Omit<WebhooksOptions, 'db' | 'engine'>;
   /**
    * Collect Prometheus metrics (`Api.metrics`); `token` (METRICS_TOKEN) also serves them at
    * GET /metrics to `Authorization: Bearer <token>`. Left out, nothing is collected.
@@ -48,7 +51,9 @@ export interface Api {
   readonly app: ReturnType<typeof createApp>;
   readonly engine: Engine;
   readonly imports: Imports;
-  readonly worker: ImportWorker | null;
+  readonly webhooks: Webhooks;
+  /** This process's import and webhook workers, when `worker` was asked for. */
+  readonly worker: { stop(): Promise<void> } | null;
   /** Set when `metrics` was asked for: serve `metrics.render()` on METRICS_PORT. */
   readonly metrics: Metrics | null;
 }
@@ -75,12 +80,24 @@ export function buildApi(options: ApiOptions): Api {
   metrics?.watch({ db, imports });
   /** Once every migration is applied, it stays so: GET /ready no longer asks the (maybe busy) pool. */
   const migrations: { upToDate?: MigrationState } = {};
-  const worker = options.worker
-    ? imports.startWorker({ pollMs: options.worker.pollMs, onError: (err) => logger?.error({ err }, 'import worker') })
-    : null;
+  const webhooks = createWebhooks({ db, engine, ...options.webhooks });
+  const workers = options.worker
+    ? [
+        imports.startWorker({
+          pollMs: options.worker.pollMs,
+          onError: (err) => logger?.error({ err }, 'import worker'),
+        }),
+        webhooks.startWorker({
+          pollMs: options.worker.pollMs,
+          onError: (err) => logger?.error({ err }, 'webhook worker'),
+        }),
+      ]
+    : [];
+  const worker = options.worker ? { stop: async () => void (await Promise.all(workers.map((w) => w.stop()))) } : null;
   const app = createApp({
     engine,
     imports,
+    webhooks,
     fileLimit: options.fileLimit,
     ping: () => db.ping(),
     draining: options.draining,
@@ -90,7 +107,7 @@ export function buildApi(options: ApiOptions): Api {
     serverTiming: options.serverTiming,
     readiness: () => readiness(db, migrations),
   });
-  return { app, engine, imports, worker, metrics };
+  return { app, engine, imports, webhooks, worker, metrics };
 }
 
 /** What GET /ready reports beside its status: the pool, and the migrations when the database knows them. */

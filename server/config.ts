@@ -71,6 +71,8 @@ const ConfigSchema = v.object({
   PLAN_ENABLED: flag(),
   /** Where the JSON of a page of plain rows is built: `database` (PostgreSQL) or `node` (docs/architecture.md). */
   JSON_BUILT_BY: v.optional(v.picklist(['database', 'node']), 'database'),
+  /** `1`: webhooks may go to private, loopback and link-local addresses (a receiver on this machine). */
+  WEBHOOK_ALLOW_PRIVATE: flag(),
   /** How long a write's Idempotency-Key and its response are kept. */
   IDEMPOTENCY_HOURS: int(24, 1),
   /** `N/S`: each token may make N requests per S seconds (429 past it); off when unset. */

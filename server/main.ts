@@ -82,6 +82,7 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
     jsonBuiltBy: config.JSON_BUILT_BY,
     rateLimit: config.RATE_LIMIT,
     idempotencyHours: config.IDEMPOTENCY_HOURS,
+    webhooks: { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE },
     metrics: config.METRICS_PORT || config.METRICS_TOKEN ? { token: config.METRICS_TOKEN } : undefined,
   });
   // GET /metrics on a port of its own (no token: reachable only where that port is).

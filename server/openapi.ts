@@ -34,6 +34,7 @@ const queryParameter = (name: string, description: string, schema: Json = { type
 const VERSIONED = 'Versioned API';
 const IMPORTS_TAG = `${VERSIONED}: imports`;
 const PAGES_TAG = `${VERSIONED}: pages`;
+const WEBHOOKS_TAG = `${VERSIONED}: webhooks`;
 const FILE_TYPES = ['text/csv', 'application/json', 'application/x-ndjson'] as const;
 
 const importable = (registry: Registry) => registry.resources.filter((r) => r.imports && r.collection);
@@ -335,6 +336,50 @@ const JOB_PATH: Json = {
   },
 };
 
+const REDELIVER_PATH: Json = {
+  post: {
+    operationId: 'redeliver_webhook',
+    tags: [WEBHOOKS_TAG],
+    summary: 'Send a webhook delivery again',
+    description:
+      'Queues the delivery (GET /api/v1/webhook_delivery) to be posted again at once, with a fresh set of ' +
+      'retries; its endpoint must be enabled. Each try appears in webhook_attempt.',
+    parameters: [
+      {
+        name: 'id',
+        in: 'path',
+        required: true,
+        description: 'The id of the delivery.',
+        schema: { type: 'string', format: 'uuid' },
+      },
+      ...keyed.parameters,
+    ],
+    responses: {
+      202: jsonResponse(
+        'Accepted: the delivery, queued.',
+        {
+          type: 'object',
+          required: ['id', 'endpoint_id', 'type', 'status', 'attempts', 'next_attempt_at'],
+          properties: {
+            id: { type: 'string', format: 'uuid' },
+            endpoint_id: { type: 'string', format: 'uuid' },
+            type: { type: 'string', description: 'The event type, e.g. deal.created.' },
+            status: { type: 'string', enum: ['pending'] },
+            attempts: { type: 'integer', description: 'Tries since it was queued: 0.' },
+            next_attempt_at: { type: 'string', format: 'date-time' },
+          },
+        },
+        keyed.headers,
+      ),
+      ...failures(401, 404),
+      ...keyed.failures,
+    },
+  },
+};
+
+/** Whether the registry has webhooks: its redelivery route is then served. */
+const hasWebhooks = (registry: Registry) => registry.get('webhook_delivery') !== undefined;
+
 /** The paths of `/v1`, each naming the server it is served from. */
 function versionedPaths(registry: Registry, serverUrl: string): Array<[string, Json]> {
   const servers = [{ url: versionedServer(serverUrl), description: 'The versioned API, beside /api/v1.' }];
@@ -344,14 +389,15 @@ function versionedPaths(registry: Registry, serverUrl: string): Array<[string, J
     ...imports.flatMap(importPaths),
     ...(imports.length > 0 ? [['/v1/imports/{id}', JOB_PATH] as [string, Json]] : []),
     ...paged(registry).map(pagePath),
+    ...(hasWebhooks(registry) ? [['/v1/webhook_deliveries/{id}/redeliver', REDELIVER_PATH] as [string, Json]] : []),
   ];
   return paths.map(([path, item]) => [path, { servers, ...item }]);
 }
 
 const INFO_DESCRIPTION =
   'The customer-engagement API: its resources under `/api/v1` in the PostgREST query language, and the ' +
-  'versioned API under `/v1` (batch and file imports, import jobs, keyset pages). Every call takes ' +
-  '`Authorization: Bearer <token>`; errors share one body (Error).';
+  'versioned API under `/v1` (batch and file imports, import jobs, keyset pages, webhook redelivery). ' +
+  'Every call takes `Authorization: Bearer <token>`; errors share one body (Error).';
 
 /** The engine's error responses in the API's words (docs/contract.md section 5). */
 const ERRORS = {
@@ -405,6 +451,9 @@ function withVersioned(document: Json, registry: Registry, serverUrl: string): J
         ? [{ name: IMPORTS_TAG, description: 'Batch imports, import files and the jobs importing them (/v1).' }]
         : []),
       ...(pages ? [{ name: PAGES_TAG, description: 'Every row of a collection, in keyset pages (/v1).' }] : []),
+      ...(hasWebhooks(registry)
+        ? [{ name: WEBHOOKS_TAG, description: 'Sending webhook deliveries again (/v1).' }]
+        : []),
     ],
     paths: { ...(document.paths as Json), ...Object.fromEntries(versioned) },
     components: {
@@ -415,7 +464,9 @@ function withVersioned(document: Json, registry: Registry, serverUrl: string): J
       },
       parameters: { ...components.parameters, ...Object.fromEntries(parameters) },
       responses: Object.fromEntries(
-        Object.entries(components.responses!).filter(([name]) => name !== 'NotFound' || imports),
+        Object.entries(components.responses!).filter(
+          ([name]) => name !== 'NotFound' || imports || hasWebhooks(registry),
+        ),
       ),
     },
   };

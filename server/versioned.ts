@@ -1,6 +1,7 @@
 /**
  * The versioned API under /v1 (the README's "The versioned API"): batch imports, import files and
- * jobs (the imports facade), and keyset pages of a collection (the engine). Auth, version header
+ * jobs (the imports facade), redelivery of webhooks (the webhooks facade), and keyset pages of a
+ * collection (the engine). Auth, version header
  * and errors come from the app around it.
  */
 
@@ -16,6 +17,7 @@ import {
 import { BODY_LIMIT, limitDeclaredBody, readText } from '@engage/engine/hono';
 import { type Context, Hono } from 'hono';
 import type { Imports } from '../imports/index.ts';
+import type { Webhooks } from '../webhooks/index.ts';
 import type { AuthVariables } from './auth/bearer.ts';
 import { unauthorized } from './auth/bearer.ts';
 
@@ -23,6 +25,8 @@ export interface VersionedOptions {
   readonly engine: Engine;
   /** Left out: the import routes answer 404. */
   readonly imports: Imports | undefined;
+  /** Left out: the redelivery route answers 404. */
+  readonly webhooks: Webhooks | undefined;
   /** The most bytes an import file may have. */
   readonly fileLimit: number | undefined;
 }
@@ -118,6 +122,16 @@ export function versionedRoutes(options: VersionedOptions): Hono<Env> {
     }));
     imports().wake();
     return response;
+  });
+
+  app.post('/webhook_deliveries/:id/redeliver', async (c) => {
+    const webhooks = options.webhooks;
+    if (!webhooks) throw new ApiError('NOT_FOUND', 'webhooks are not served here');
+    const organisationId = await organisation(c);
+    return once(c, null, async () => ({
+      status: 202,
+      body: await webhooks.redeliver(organisationId, c.req.param('id')),
+    }));
   });
 
   app.get('/imports/:id', async (c) => {

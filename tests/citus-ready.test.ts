@@ -261,9 +261,21 @@ function readQueries(resource: Resource): string[][] {
   return queries;
 }
 
-/** A text field a body may set, for POST and PATCH. */
+/** A text field a body may set with any text, for POST and PATCH. */
 const writable = (resource: Resource) =>
-  resource.fields.find((f) => f.kind === 'text' && !f.serverManaged && !f.enum && f.name !== 'external_id');
+  resource.fields.find(
+    (f) =>
+      f.kind === 'text' &&
+      !f.serverManaged &&
+      !f.enum &&
+      f.name !== 'external_id' &&
+      !resource.rules.some((r) => r.field === f.name),
+  );
+
+/** What a create of a resource must also give, where its rules ask for particular values. */
+const REQUIRED: Readonly<Record<string, object>> = {
+  webhook_endpoint: { url: 'https://example.com/hook', events: ['deal.created'] },
+};
 
 interface Call {
   readonly method: 'GET' | 'HEAD' | 'POST' | 'PATCH' | 'DELETE';
@@ -290,8 +302,10 @@ function calls(resource: Resource): Call[] {
   const hasId = resource.field('id') !== undefined;
   const byId = hasId ? `id=eq.${SAMPLE.uuid}` : '';
   if (resource.verbs.has('POST') && field) {
-    list.push({ method: 'POST', resource: name, query: select, headers: represent, body: { [field.name]: 'a' } });
-    list.push({ method: 'POST', resource: name, query: '', body: [{ [field.name]: 'b' }, { [field.name]: 'c' }] });
+    const required = REQUIRED[name] ?? {};
+    const item = (value: string) => ({ ...required, [field.name]: value });
+    list.push({ method: 'POST', resource: name, query: select, headers: represent, body: item('a') });
+    list.push({ method: 'POST', resource: name, query: '', body: [item('b'), item('c')] });
     if (resource.field('external_id')) {
       for (const resolution of ['merge-duplicates', 'ignore-duplicates']) {
         list.push({

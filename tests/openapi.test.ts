@@ -184,6 +184,13 @@ describe('buildOpenApi: document', () => {
       'GET /contact_note',
       'GET /custom_field',
       'GET /custom_entity',
+      // Beyond the spec: webhooks.
+      'GET /webhook_endpoint',
+      'POST /webhook_endpoint',
+      'PATCH /webhook_endpoint',
+      'DELETE /webhook_endpoint',
+      'GET /webhook_delivery',
+      'GET /webhook_attempt',
     ];
     // The versioned API: import files, batch and file imports of each collection, jobs, keyset pages.
     const versioned = [
@@ -191,6 +198,7 @@ describe('buildOpenApi: document', () => {
       'GET /v1/imports/{id}',
       ...['contacts', 'deals', 'appointments'].flatMap((c) => [`POST /v1/${c}/imports/batch`, `POST /v1/${c}/imports`]),
       'GET /v1/contacts',
+      'POST /v1/webhook_deliveries/{id}/redeliver',
     ];
     const expected = [
       'GET /',
@@ -762,7 +770,12 @@ describe('buildOpenApi: the versioned API (/v1)', () => {
   const paging = registry.resources.filter((r) => r.keyset);
 
   it('documents every route server/versioned.ts serves, for each collection offering it, and nothing else', () => {
-    const app = versionedRoutes({ engine: {} as Engine, imports: undefined, fileLimit: undefined });
+    const app = versionedRoutes({
+      engine: {} as Engine,
+      imports: undefined,
+      webhooks: undefined,
+      fileLimit: undefined,
+    });
     const served = new Set(
       app.routes.flatMap(({ method, path }) => {
         const at = path.replace(':id', '{id}');
@@ -840,10 +853,12 @@ describe('buildOpenApi: the versioned API (/v1)', () => {
     }
   });
 
-  it('has no /v1 paths, schemas or parameters for a registry without collections', () => {
+  it('has no /v1 paths, schemas or parameters for a registry without collections or webhook deliveries', () => {
     const bare = build(
       createRegistry(
-        resources.map(({ collection: _, keyset: __, imports: ___, ...r }) => r),
+        resources
+          .filter((r) => r.name !== 'webhook_delivery')
+          .map(({ collection: _, keyset: __, imports: ___, ...r }) => r),
         registryOptions,
       ),
     );

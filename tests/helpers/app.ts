@@ -1,7 +1,7 @@
 /** The real app over a test database, plus organisations with tokens and rows to read. */
 import { randomUUID } from 'node:crypto';
 import type { ResourceDefinition } from '../../engine/registry/index.ts';
-import { type Api, buildApi } from '../../server/build.ts';
+import { type Api, type ApiOptions, buildApi } from '../../server/build.ts';
 import { createOrganisationToken } from '../../server/engine.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';
 
@@ -21,6 +21,8 @@ export interface TestAppOptions {
   worker?: boolean;
   fileLimit?: number;
   rateLimit?: { requests: number; seconds: number };
+  /** How webhooks are delivered (a local receiver needs allowPrivate); the worker runs with `worker`. */
+  webhooks?: ApiOptions['webhooks'];
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -32,6 +34,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     fileLimit: options.fileLimit ?? 100 * 1024 * 1024,
     worker: options.worker ? { pollMs: 50 } : undefined,
     rateLimit: options.rateLimit,
+    webhooks: options.webhooks,
   });
   return {
     ...database,
