@@ -12,6 +12,7 @@ import type { CustomFields, Field, Resource, Tenancy } from '../registry/index.t
 import { upsertCustomValues } from './custom-fields.ts';
 import { eventsCte } from './events.ts';
 import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
+import { givenSets } from './write.ts';
 
 /** Where an import writes: the tenant's value and column (none in a single-tenant registry). */
 export interface ImportScope {
@@ -114,11 +115,7 @@ export function updateRows(resource: Resource, rows: readonly Row[], scope: Impo
   const data = rows
     .map((row): Row => ({ ...row, __keys: Object.keys(row) }))
     .sort((x, y) => (String(x[key!.name]) < String(y[key!.name]) ? -1 : 1));
-  const sets = fields.map(
-    (f) =>
-      `${ident(f.name)} = CASE WHEN ${params.add(f.name, 'text')} = ANY(b."__keys")` +
-      ` THEN b.${ident(f.name)} ELSE t.${ident(f.name)} END`,
-  );
+  const sets = givenSets(fields, params);
   if (resource.updatedAt) sets.push('"updated_at" = now()');
   if (sets.length === 0) sets.push(`${ident(key!.name)} = t.${ident(key!.name)}`);
   const source = ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')})`;

@@ -5,7 +5,8 @@
  *   WITH scope AS (...),
  *        allowed AS (scope, unless the body names another tenant),
  *        written AS (INSERT ... | UPDATE ... | DELETE ... RETURNING t.*),
- *        events AS (INSERT INTO the outbox, an event per written row: compile/events.ts)
+ *        events AS (INSERT INTO the outbox, an event per written row: compile/events.ts),
+ *        children_N AS (INSERT of records created with the items: compile/nested.ts)
  *   SELECT authorized, allowed, affected rows, inserted rows, body, checks FROM written
  *
  * Checks that must undo the write (a singular response that is not one row, max-affected, an
@@ -21,6 +22,7 @@ import type { Field, Resource } from '../registry/index.ts';
 import { customValueFits, customValueText, storedCustomFields, upsertCustomValues } from './custom-fields.ts';
 import { eventsCte } from './events.ts';
 import { ReadCompiler } from './level.ts';
+import { childrenCtes, referenceColumns, referenceValue } from './nested.ts';
 import { jsonBody } from './projection.ts';
 import { type Scope, type Scoping, scopeCte, tenantFilter } from './scope.ts';
 import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
@@ -59,11 +61,15 @@ function insert(plan: InsertPlan, params: Params, scoped: string): string {
   const table = ident(resource.table);
   const own = resource.tenant ? [ident(resource.tenant.name)] : [];
   const names = [...own, ...plan.fields.map((f) => ident(f.name))];
-  const values = [...own.map(() => scoped), ...plan.fields.map((f) => itemValue(resource, f))];
+  const values = [
+    ...own.map(() => scoped),
+    ...plan.fields.map((f) => referenceValue(plan, f, params, scoped) ?? itemValue(resource, f)),
+  ];
+  const columns = [...(plan.fields.length ? [recordType(plan.fields)] : []), ...referenceColumns(plan)];
   const source =
-    plan.fields.length === 0
+    columns.length === 0
       ? `json_array_elements(${params.add(plan.rows, 'json')}) AS b`
-      : `json_to_recordset(${params.add(plan.rows, 'json')}) AS b(${recordType(plan.fields)})`;
+      : `json_to_recordset(${params.add(plan.rows, 'json')}) AS b(${columns.join(', ')})`;
   // With no column to give (`{}` on a shared resource), each row is the table's defaults.
   let sql = names.length
     ? `INSERT INTO ${table} AS t (${names.join(', ')}) SELECT ${values.join(', ')} FROM allowed a CROSS JOIN ${source}`
@@ -82,8 +88,33 @@ function insert(plan: InsertPlan, params: Params, scoped: string): string {
   return `${sql} RETURNING t.*, (t.xmax = 0) AS "__inserted"`;
 }
 
+/**
+ * `SET` of the fields each item of `b` gives (its `__keys`), the others kept: an update by key,
+ * here and in imports.
+ */
+export const givenSets = (fields: readonly Field[], params: Params): string[] =>
+  fields.map(
+    (f) =>
+      `${ident(f.name)} = CASE WHEN ${params.add(f.name, 'text')} = ANY(b."__keys")` +
+      ` THEN b.${ident(f.name)} ELSE t.${ident(f.name)} END`,
+  );
+
+/** A PATCH by key: each item of the body changes the record its key names, in the filters' rows. */
+function updateByKey(plan: UpdatePlan, params: Params, filter: string): string {
+  const { resource } = plan;
+  const sets = [...givenSets(plan.fields, params), ...touched(resource)];
+  if (sets.length === 0) sets.push(`${ident(resource.key[0]!.name)} = t.${ident(resource.key[0]!.name)}`);
+  const items = `json_to_recordset(${params.add(plan.row, 'json')}) AS b(${recordType([...resource.key, ...plan.fields])}, "__keys" text[])`;
+  const match = resource.key.map((f) => `t.${ident(f.name)} = b.${ident(f.name)}`).join(' AND ');
+  return (
+    `UPDATE ${ident(resource.table)} AS t SET ${sets.join(', ')} FROM ${items}${filter} AND ${match}` +
+    ' RETURNING t.*, false AS "__inserted"'
+  );
+}
+
 /** `filter`: the WHERE of the rows to update (where(), and the If-Match versions). */
 function update(plan: UpdatePlan, params: Params, filter: string): string {
+  if (plan.items !== null) return updateByKey(plan, params, filter);
   const { resource } = plan;
   const table = ident(resource.table);
   // Nothing to set and no custom values: nothing is updated, as PostgREST does for `{}` (the
@@ -164,10 +195,12 @@ export function compileWrite(plan: WritePlan, scope: Scope | undefined, scoping:
   const custom = plan.kind === 'update' && plan.customValues !== null;
   const ifMatch = plan.kind === 'insert' ? null : plan.ifMatch;
   let filter = plan.kind === 'insert' ? '' : where(plan.resource, plan.where, params, scoped);
+  // A PATCH by key changes one record per item, or nothing.
+  const items = plan.kind === 'update' ? plan.items : null;
   if (ifMatch && !ifMatch.any) {
     // The rows the filters match, counted apart: any not written (at another version, or changed by
-    // a write this one waited for) fails the precondition below.
-    sql += `, matched AS (SELECT count(*) AS n FROM ${ident(plan.resource.table)} t${filter})`;
+    // a write this one waited for) fails the precondition below. By key, the items are the count.
+    if (items === null) sql += `, matched AS (SELECT count(*) AS n FROM ${ident(plan.resource.table)} t${filter})`;
     filter += ` AND ${version('t')} = ANY(${params.add(arrayLiteral(ifMatch.versions), 'text[]')})`;
   }
   const dml =
@@ -184,6 +217,7 @@ export function compileWrite(plan: WritePlan, scope: Scope | undefined, scoping:
     sql += `, written AS (${dml})`;
   }
   sql += eventsCte(plan.resource, plan.kind, params, scoped);
+  if (plan.kind === 'insert') sql += childrenCtes(plan, params, scoped);
 
   // The representation: the written rows as the read path would show them. Custom values of
   // `*_details` are those stored before this statement overlaid with those it wrote (a statement
@@ -217,7 +251,12 @@ export function compileWrite(plan: WritePlan, scope: Scope | undefined, scoping:
 
   // One pass over the written rows gives the counts, the Location id and the checks.
   const checks: string[] = [];
-  if (ifMatch) {
+  if (items !== null) {
+    // An item whose record is not the caller's, is filtered out, or (with If-Match) changed.
+    const code = ifMatch ? 'PRECONDITION_FAILED' : 'ITEMS_UNMATCHED';
+    const n = params.add(String(items), 'int8');
+    checks.push(`CASE WHEN ${ALLOWED} AND count(*) <> ${n} THEN engage_fail('${code}', (${n} - count(*))::text) END`);
+  } else if (ifMatch) {
     // No row written fails it too, unless a custom value did not fit: that check below says so.
     const changed = ifMatch.any ? '' : ' OR count(*) <> (SELECT n FROM matched)';
     const fitting = custom ? ` AND NOT EXISTS (${CUSTOM_MISFIT})` : '';

@@ -70,6 +70,20 @@ function failedCheck(code: string, detail: string, within: string): ApiError {
           ` or no record matches${within}; nothing was changed`,
         { hint: 'Read the record again, apply the change to what it is now, and send its new ETag in If-Match.' },
       );
+    case 'REFERENCE_NOT_FOUND':
+      return new ApiError('REFERENCE_NOT_FOUND', `an item names a ${detail} that does not exist${within}`, {
+        hint: `Name an existing ${detail} by its key or another unique set of its fields.`,
+        context: { relation: detail },
+      });
+    case 'ITEMS_UNMATCHED':
+      return new ApiError(
+        'NOT_FOUND',
+        `${detail} of the items name no record${within} that the request's filters select; nothing was changed`,
+        {
+          hint: 'Each item of a PATCH array names one existing record by its key; leave out those that do not exist.',
+          context: { unmatched: Number(detail) },
+        },
+      );
     case 'UNKNOWN_FIELD': {
       const keys = JSON.parse(detail || '[]') as string[];
       return new ApiError(

@@ -157,10 +157,11 @@ export function checkItems(
   schemas: BodySchemas,
   items: readonly unknown[],
   mode: BodyMode,
-  options: { array: boolean; extra?: (key: string) => boolean },
+  options: { array: boolean; extra?: (key: string) => boolean; problems?: readonly Problem[] },
 ): { rows: Row[]; claimedTenants: string[] } {
   const unknown: Problem[] = [];
-  const invalid: Problem[] = [];
+  // Problems the caller found itself (a PATCH item's key) are told with the items' own.
+  const invalid: Problem[] = [...(options.problems ?? [])];
   const claimed = new Set<string>();
   const rows = items.map((item, index) => {
     const inspected = inspectItem(resource, schemas, item, mode, options.extra);

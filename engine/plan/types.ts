@@ -11,6 +11,7 @@ import type {
   Quantifier,
   ResponseFormat,
 } from '../request.ts';
+import type { Nested } from './nested.ts';
 
 /** A field, possibly followed by a JSON path. */
 export interface Target {
@@ -167,6 +168,8 @@ export interface InsertPlan extends WriteOutput {
   /** Items as JSON text, one parameter for the whole body. */
   readonly rows: string;
   readonly claimedTenants: readonly string[];
+  /** Records the items name by reference, or create with them (plan/nested.ts). */
+  readonly nested: Nested;
   readonly conflict: { readonly target: readonly Field[]; readonly action: 'update' | 'nothing' } | null;
 }
 
@@ -174,7 +177,13 @@ export interface UpdatePlan extends WriteOutput {
   readonly kind: 'update';
   readonly resource: Resource;
   readonly fields: readonly Field[];
+  /**
+   * The fields to set, as a JSON object's text; for a PATCH by key (an array body), the items as a
+   * JSON array's text, each with its key and `__keys`, the fields it gives.
+   */
   readonly row: string;
+  /** For a PATCH by key: how many items, each of which must change one record. */
+  readonly items: number | null;
   readonly claimedTenants: readonly string[];
   readonly where: readonly PlannedCondition[];
   /** Custom-field values to write with the update (`*_details`), as a JSON object's text. */

@@ -7,10 +7,12 @@
 
 import type { Row } from '../db/port.ts';
 import { ApiError } from '../errors.ts';
+import { KINDS } from '../field-kinds.ts';
 import { strongVersions } from '../parse/preconditions.ts';
 import type { Field, Resource } from '../registry/index.ts';
 import type { ApiRequest } from '../request.ts';
-import { type BodySchemas, checkItems } from './body.ts';
+import { type BodySchemas, checkItems, type Problem } from './body.ts';
+import { checkNested, type Nested, takeNested } from './nested.ts';
 import { knownField, planCondition, planRepresentation, wholeField } from './read.ts';
 import type { DeletePlan, IfMatch, InsertPlan, PlannedCondition, UpdatePlan, WriteOutput } from './types.ts';
 
@@ -46,7 +48,7 @@ const isObject = (body: unknown): body is Row => typeof body === 'object' && bod
 /** `maxRows` (MAX_ROWS) bounds each embed of the representation, as it does in reads. */
 export function planInsert(
   resource: Resource,
-  schemas: BodySchemas,
+  schemasOf: (resource: Resource) => BodySchemas,
   request: ApiRequest,
   body: unknown,
   maxRows: number,
@@ -66,7 +68,14 @@ export function planInsert(
       isObject(item) ? Object.fromEntries(Object.entries(item).filter(([k]) => names.has(k))) : item,
     );
   }
-  const { rows, claimedTenants } = checkItems(resource, schemas, items, 'create', { array });
+  // Records named or created with each item (plan/nested.ts), checked with the items themselves.
+  const problems: Problem[] = [];
+  const taken = takeNested(resource, items, schemasOf, problems);
+  const { rows, claimedTenants } = checkItems(resource, schemasOf(resource), taken.items, 'create', {
+    array,
+    problems,
+  });
+  claimedTenants.push(...taken.claimed.filter((t) => !claimedTenants.includes(t)));
   // The body's fields: the union of the items' keys in order of appearance, or the listed ones.
   const seen = new Set(rows.flatMap((row) => Object.keys(row)));
   const fields = (listed ?? resource.fields).filter((f) => seen.has(f.name));
@@ -81,6 +90,9 @@ export function planInsert(
     }
   }
 
+  checkNested(taken.nested, Boolean(prefs.resolution));
+  // Each item's named references, in columns of its own the statement resolves.
+  rows.forEach((row, i) => Object.assign(row, taken.references[i]));
   let conflict: InsertPlan['conflict'] = null;
   if (prefs.resolution) {
     // As PostgREST does, the key unless on_conflict names other fields.
@@ -111,12 +123,19 @@ export function planInsert(
       ...(prefs.missing ? [`missing=${prefs.missing}`] : []),
       ...out.applied,
     ],
-    fields,
+    fields: [...fields, ...referenced(resource, taken.nested, fields)],
     rows: JSON.stringify(rows),
     claimedTenants,
     conflict,
+    nested: taken.nested,
   };
 }
+
+/** The foreign keys references set, where the items' own fields do not already include them. */
+const referenced = (resource: Resource, nested: Nested, fields: readonly Field[]): Field[] =>
+  nested.references
+    .flatMap((r) => r.relation.parentFields.map((name) => resource.field(name)!))
+    .filter((f, i, all) => !fields.includes(f) && all.indexOf(f) === i);
 
 /** PATCH and DELETE act on the rows their filters select; without one they are refused. */
 function requiredFilters(resource: Resource, request: ApiRequest): PlannedCondition[] {
@@ -139,10 +158,15 @@ export function planUpdate(
   body: unknown,
   maxRows: number,
 ): UpdatePlan {
+  if (Array.isArray(body)) return planUpdateByKey(resource, schemas, request, body, maxRows);
   if (!isObject(body)) {
-    throw new ApiError('VALIDATION_FAILED', 'PATCH takes one JSON object with the fields to change', {
-      context: [{ field: '', message: 'must be an object' }],
-    });
+    throw new ApiError(
+      'VALIDATION_FAILED',
+      'PATCH takes one JSON object with the fields to change, or an array of them each with its key',
+      {
+        context: [{ field: '', message: 'must be an object or an array' }],
+      },
+    );
   }
   const where = requiredFilters(resource, request);
   // On `*_details`, keys that are not fields of the resource are custom-field keys, resolved
@@ -168,9 +192,89 @@ export function planUpdate(
     ...output(resource, request, maxRows),
     fields,
     row: JSON.stringify(row),
+    items: null,
     claimedTenants,
     where,
     customValues: Object.keys(custom).length > 0 ? JSON.stringify(custom) : null,
+    ifMatch: ifMatch(resource, request),
+  };
+}
+
+/** Why a key value of a PATCH item cannot name a record, or null when it can. */
+function keyProblem(field: Field, value: unknown): string | null {
+  if (value === undefined || value === null) return 'is required: it names the record to change';
+  const kind = KINDS[field.kind];
+  const fits =
+    (typeof value === 'string' || typeof value === 'number') &&
+    (!('filter' in kind) || (typeof value === 'string' && kind.filter(value)));
+  return fits ? null : `must be ${kind.described}`;
+}
+
+/**
+ * PATCH with an array: each item changes the record its key names, with the fields it gives, all
+ * in one statement that changes every item's record or nothing (filters, if any, narrow further).
+ */
+function planUpdateByKey(
+  resource: Resource,
+  schemas: BodySchemas,
+  request: ApiRequest,
+  items: readonly unknown[],
+  maxRows: number,
+): UpdatePlan {
+  if (resource.customFields) {
+    throw new ApiError(
+      'VALIDATION_FAILED',
+      `a PATCH of several ${resource.name} records takes an object, not an array`,
+      {
+        hint: 'Custom-field values are written one record per PATCH: filter by its key and send one object.',
+      },
+    );
+  }
+  if (items.length === 0 || items.length > maxRows) {
+    throw new ApiError('VALIDATION_FAILED', `a PATCH by key takes 1 to ${maxRows} items, not ${items.length}`);
+  }
+  const problems: Problem[] = [];
+  const seen = new Map<string, number>();
+  const keyed = items.map((item, index) => {
+    if (!isObject(item)) return { key: {}, rest: item };
+    const key: Row = {};
+    for (const field of resource.key) {
+      const problem = keyProblem(field, item[field.name]);
+      if (problem) problems.push({ item: index, field: field.name, message: problem });
+      key[field.name] = item[field.name];
+    }
+    const id = JSON.stringify(resource.key.map((f) => String(key[f.name]).toLowerCase()));
+    const first = seen.get(id);
+    if (first !== undefined)
+      problems.push({ item: index, field: resource.key[0]!.name, message: `names item ${first}'s record too` });
+    seen.set(id, index);
+    const rest = Object.fromEntries(Object.entries(item).filter(([k]) => !resource.key.some((f) => f.name === k)));
+    return { key, rest };
+  });
+  const { rows, claimedTenants } = checkItems(
+    resource,
+    schemas,
+    keyed.map((k) => k.rest),
+    'update',
+    { array: true, problems },
+  );
+  const fields = resource.fields.filter((f) => rows.some((row) => f.name in row));
+  // Records locked in key order, so two such PATCHes cannot deadlock.
+  const data = rows
+    .map((row, i): Row => ({ ...keyed[i]!.key, ...row, __keys: Object.keys(row) }))
+    .sort((x, y) =>
+      JSON.stringify(resource.key.map((f) => x[f.name])) < JSON.stringify(resource.key.map((f) => y[f.name])) ? -1 : 1,
+    );
+  return {
+    kind: 'update',
+    resource,
+    ...output(resource, request, maxRows),
+    fields,
+    row: JSON.stringify(data),
+    items: items.length,
+    claimedTenants,
+    where: request.query.where.map((c) => planCondition(resource, c)),
+    customValues: null,
     ifMatch: ifMatch(resource, request),
   };
 }
