@@ -45,12 +45,18 @@ function record(subscribers: Subscribers, source: string, tenant: string | null,
 export type WriteKind = 'insert' | 'update' | 'delete';
 
 /**
- * `, events AS (...)` recording the events of the rows of CTE `written` (the table's columns, and
+ * `, events AS (...)` recording the events of the rows of CTE `source` (the table's columns, and
  * `__inserted` after an insert), or '' when the resource has none for this write. `scoped` is what
  * the statement compares tenant columns with (compile/scope.ts), null without tenancy: the
  * subscriptions are read in the caller's tenant alone.
  */
-export function eventsCte(resource: Resource, kind: WriteKind, params: Params, scoped: string | null): string {
+export function eventsCte(
+  resource: Resource,
+  kind: WriteKind,
+  params: Params,
+  scoped: string | null,
+  source = 'written',
+): string {
   const { events } = resource;
   if (!events) return '';
   const { created, updated, deleted } = events;
@@ -67,7 +73,8 @@ export function eventsCte(resource: Resource, kind: WriteKind, params: Params, s
   // The row as its resource shows it: fields shown once (a secret) stay out.
   const hidden = ['__inserted', ...resource.shownOnce.map((f) => f.name)];
   const data = `to_jsonb(w) - ${params.add(`{${hidden.map((h) => `"${h}"`).join(',')}}`, 'text[]')}`;
-  return `, events AS (${record(events.subscribers, 'written w', resource.tenant ? scoped : null, type, data)} RETURNING 1)`;
+  const name = source === 'written' ? 'events' : `${source}_events`;
+  return `, ${name} AS (${record(events.subscribers, `${source} w`, resource.tenant ? scoped : null, type, data)} RETURNING 1)`;
 }
 
 /** An event the host records itself (`import.succeeded`) for the tenant's subscriptions that want it. */

@@ -41,7 +41,7 @@ export function compileWriteRequest(ctx: Context, raw: WriteRequest, scope: Scop
     raw.method === 'DELETE'
       ? planDelete(resource, request, ctx.maxRows)
       : raw.method === 'POST'
-        ? planInsert(resource, schemas, request, body, ctx.maxRows)
+        ? planInsert(resource, (r) => ctx.schemas(r), request, body, ctx.maxRows)
         : planUpdate(resource, schemas, request, body, ctx.maxRows);
   clock?.lap('plan');
   const statement = compileWrite(plan, scope, ctx.scoping);

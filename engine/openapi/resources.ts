@@ -284,12 +284,61 @@ export function bodySchemaEntries(resource: Resource): Array<[string, Json]> {
   const schemas = bodySchemas(resource);
   return [
     ...(resource.verbs.has('POST')
-      ? [[`${resource.name}.create`, bodySchema(resource, schemas.schema.create)] as [string, Json]]
+      ? [[`${resource.name}.create`, createSchema(resource, schemas)] as [string, Json]]
       : []),
     ...(resource.verbs.has('PATCH')
       ? [[`${resource.name}.update`, bodySchema(resource, schemas.schema.update)] as [string, Json]]
       : []),
+    ...(byKey(resource)
+      ? [[`${resource.name}.update_item`, updateItemSchema(resource, schemas)] as [string, Json]]
+      : []),
   ];
+}
+
+/**
+ * The create body: the fields, and (plan/nested.ts) a to-one relation's record named by a unique set
+ * of its fields, or a to-many relation's records created with it.
+ */
+function createSchema(resource: Resource, schemas: ReturnType<typeof bodySchemas>): Json {
+  const create = bodySchema(resource, schemas.schema.create) as Json & { properties?: Json };
+  const nested: Array<[string, Json]> = resource.relations.flatMap((relation): Array<[string, Json]> => {
+    if (resource.field(relation.name)) return [];
+    const { target } = relation;
+    if (relation.cardinality === 'one' && relation.via === 'parent') {
+      const sets = target.uniques.map((fields) => ({
+        type: 'object',
+        required: fields.map((f) => f.name),
+        additionalProperties: false,
+        properties: Object.fromEntries(fields.map((f) => [f.name, fieldSchema(f)])),
+      }));
+      const description =
+        `Instead of ${relation.parentFields.join(', ')}: the ${target.name} this record points at, named by ` +
+        `${target.uniques.map((u) => `{${u.map((f) => f.name).join(', ')}}`).join(' or ')}; 409 when there is none.`;
+      return [[relation.name, { description, oneOf: sets }]];
+    }
+    if (relation.cardinality === 'many' && relation.via === 'target' && target.verbs.has('POST')) {
+      const description =
+        `${target.name} records created with this one, in the same statement; their ` +
+        `${relation.targetFields.join(', ')} is this record's.`;
+      return [[relation.name, { description, type: 'array', items: ref('schemas', `${target.name}.create`) }]];
+    }
+    return [];
+  });
+  return nested.length ? { ...create, properties: { ...create.properties, ...Object.fromEntries(nested) } } : create;
+}
+
+/** Whether PATCH takes an array, each item naming its record by key (not on custom-field resources). */
+const byKey = (resource: Resource) => resource.verbs.has('PATCH') && !resource.customFields;
+
+/** An item of a PATCH array: the update's fields, and the key of the record it changes. */
+function updateItemSchema(resource: Resource, schemas: ReturnType<typeof bodySchemas>): Json {
+  const update = bodySchema(resource, schemas.schema.update) as Json & { properties?: Json; required?: string[] };
+  const keys = resource.key.map((f) => f.name);
+  return {
+    ...update,
+    properties: { ...Object.fromEntries(resource.key.map((f) => [f.name, fieldSchema(f)])), ...update.properties },
+    required: [...keys, ...(update.required ?? [])],
+  };
 }
 
 function createOperation(resource: Resource, idempotent: boolean): Json {
@@ -322,18 +371,37 @@ function createOperation(resource: Resource, idempotent: boolean): Json {
 
 const FILTER_REQUIRED = 'Acts on the rows the filters select; at least one filter is required.';
 
+const BY_KEY =
+  ' Or an array of objects, each with the key of the record it changes and the fields to set there (filters ' +
+  'optional): one statement changes every record named, or none (404 when an item names no record the filters ' +
+  'select).';
+
 function updateOperation(resource: Resource, idempotent: boolean): Json {
   const key = keyed(idempotent);
   return {
     patch: operation(resource, 'update', `Update ${resource.name}`, {
-      description: FILTER_REQUIRED,
+      description: `${FILTER_REQUIRED}${byKey(resource) ? BY_KEY : ''}`,
       parameters: [
         ...filterRefs(resource),
         ...shared('select', 'Prefer'),
         ...preconditions(resource).parameters,
         ...key.parameters,
       ],
-      requestBody: { required: true, content: { [JSON_MEDIA]: { schema: ref('schemas', `${resource.name}.update`) } } },
+      requestBody: {
+        required: true,
+        content: {
+          [JSON_MEDIA]: {
+            schema: byKey(resource)
+              ? {
+                  oneOf: [
+                    ref('schemas', `${resource.name}.update`),
+                    { type: 'array', minItems: 1, items: ref('schemas', `${resource.name}.update_item`) },
+                  ],
+                }
+              : ref('schemas', `${resource.name}.update`),
+          },
+        },
+      },
       responses: {
         200: rows(resource, 'OK: the updated rows, with `Prefer: return=representation`.', {
           ...consistency,

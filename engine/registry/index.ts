@@ -219,6 +219,8 @@ export interface Resource {
   readonly events: ResourceEvents | null;
   /** Fields only the representation of its create shows, not among `fields`. */
   readonly shownOnce: readonly Field[];
+  /** The field sets (its key first) that tell its rows apart within a tenant. */
+  readonly uniques: readonly (readonly Field[])[];
   field(name: string): Field | undefined;
 }
 
@@ -440,6 +442,9 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
     aggregates: def.aggregates ?? true,
     events: resourceEvents(def, context.events),
     shownOnce: hidden,
+    uniques: shape.uniques
+      .map((columns) => columns.filter((c) => !tenanted || c !== tenant).map((c) => byName.get(c)))
+      .filter((fields): fields is Field[] => fields.length > 0 && fields.every((f) => f !== undefined)),
     field: (name) => byName.get(name),
   };
 }
