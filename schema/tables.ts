@@ -51,6 +51,8 @@ const oneOf = (column: AnyPgColumn, values: readonly string[]) =>
 export const organisation = pgTable('organisation', {
   id: uuid().primaryKey().defaultRandom(),
   name: text(),
+  /** Requests per RATE_LIMIT window for each of its tokens, where it differs from RATE_LIMIT's; null: RATE_LIMIT's. */
+  rate_limit: integer(),
   created_at: timestamptz().notNull().defaultNow(),
   updated_at: timestamptz().notNull().defaultNow(),
 });

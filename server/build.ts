@@ -5,6 +5,7 @@
 import { createRegistry, type Database, type Engine, type RateLimit, type ResourceDefinition } from '@engage/engine';
 import { createImports, type Imports } from '../imports/index.ts';
 import { registry, registryOptions } from '../schema/registry.ts';
+import { organisation } from '../schema/tables.ts';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from '../webhooks/index.ts';
 import { createApp } from './app.ts';
 import type { MigrationState, OpenDatabase } from './database.ts';
@@ -34,8 +35,8 @@ export interface ApiOptions {
   readonly planEnabled?: boolean;
   /** JSON_BUILT_BY: where the JSON of a page of plain rows is built. */
   readonly jsonBuiltBy?: 'database' | 'node';
-  /** RATE_LIMIT: requests per window of seconds, per token; off when left out. */
-  readonly rateLimit?: RateLimit;
+  /** RATE_LIMIT: requests per window of seconds, per token (an organisation's rate_limit replaces the requests); off when left out. */
+  readonly rateLimit?: Pick<RateLimit, 'requests' | 'seconds'>;
   /** IDEMPOTENCY_HOURS: how long an Idempotency-Key is kept (default 24). */
   readonly idempotencyHours?: number;
   /** How webhooks are delivered (WEBHOOK_ALLOW_PRIVATE; tests shorten the retries). */
@@ -72,7 +73,8 @@ export function buildApi(options: ApiOptions): Api {
     openapi: openapiOptions(options.serverUrl),
     planEnabled: options.planEnabled,
     jsonBuiltBy: options.jsonBuiltBy,
-    rateLimit: options.rateLimit,
+    // An organisation's own limit, where its row sets one, replaces RATE_LIMIT's number of requests.
+    rateLimit: options.rateLimit && { ...options.rateLimit, perTenant: { table: organisation, column: 'rate_limit' } },
     idempotency: { hours: options.idempotencyHours },
     observer: metrics?.observer,
   });

@@ -4,6 +4,7 @@
  * IETF RateLimit header fields on every response and 429 RATE_LIMITED with Retry-After past it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { organisation } from '../schema/tables.ts';
 import { buildApi } from '../server/build.ts';
 import { loadConfig } from '../server/config.ts';
 import { engageEngine } from '../server/engine.ts';
@@ -57,6 +58,21 @@ describe('rate limits', () => {
     expect((await on.call('/contact', other.token)).status).toBe(200);
   });
 
+  it('an organisation’s own rate_limit replaces RATE_LIMIT’s number of requests, for its tokens only', async () => {
+    const strict = await createOrganisation(on);
+    const generous = await createOrganisation(on);
+    await on.db.query('UPDATE organisation SET rate_limit = 1 WHERE id = $1', [strict.id]);
+    await on.db.query('UPDATE organisation SET rate_limit = 5 WHERE id = $1', [generous.id]);
+    const first = await on.call('/contact', strict.token);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('ratelimit-policy')).toBe('"default";q=1;w=60');
+    expect(first.headers.get('ratelimit')).toMatch(/^"default";r=0;t=\d+$/);
+    expect((await on.call('/contact', strict.token)).status).toBe(429);
+    const statuses = [];
+    for (let i = 0; i < 6; i++) statuses.push((await on.call('/contact', generous.token)).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+  });
+
   it('tell a token that is not valid so, before its limit', async () => {
     const bogus = `engage_${'x'.repeat(43)}`;
     const statuses = [];
@@ -100,6 +116,8 @@ describe('rate limits', () => {
     ]) {
       expect(() => engageEngine(on.db, { rateLimit })).toThrow(/whole number of requests per whole number of seconds/);
     }
+    const perTenant = { table: organisation, column: 'name' };
+    expect(() => engageEngine(on.db, { rateLimit: { requests: 1, seconds: 1, perTenant } })).toThrow(/integer column/);
   });
 
   it('are configured as N/S, and a malformed value stops the server from starting', () => {

@@ -1,0 +1,1 @@
+ALTER TABLE "organisation" ADD COLUMN "rate_limit" integer;
