@@ -23,7 +23,7 @@ import { write } from './handle/write.ts';
 import { buildOpenApi, type OpenApiOptions } from './openapi/index.ts';
 import { FORM_MEDIA, queryWithBody } from './parse/body.ts';
 import { parseExplain } from './parse/headers.ts';
-import { fingerprint, parseIdempotencyKey } from './parse/idempotency.ts';
+import { parseIdempotencyKey } from './parse/idempotency.ts';
 import type { RawRequest } from './parse/index.ts';
 import type { Registry } from './registry/index.ts';
 import { readTable } from './registry/table.ts';
@@ -173,7 +173,7 @@ export function createEngine(options: EngineOptions): Engine {
   });
   let openapi: Record<string, unknown> | undefined;
   const imports = importers(ctx);
-  const runOnce = options.idempotency === false ? null : idempotency(ctx, options.idempotency ?? {});
+  const keys = options.idempotency === false ? null : idempotency(ctx, options.idempotency ?? {});
 
   return {
     registry,
@@ -183,7 +183,7 @@ export function createEngine(options: EngineOptions): Engine {
       const statements = installStatements({
         tenancy: registry.tenant,
         customFields: registry.resources.some((r) => r.customFields),
-        idempotency: runOnce !== null,
+        idempotency: keys !== null,
         events: registry.events !== null,
         tokens:
           tokenTable === null
@@ -217,7 +217,7 @@ export function createEngine(options: EngineOptions): Engine {
         if (wanted) return explain(ctx, raw, wanted, scope, clock);
       }
       if (raw.method === 'POST' || raw.method === 'PATCH' || raw.method === 'DELETE') {
-        return write(ctx, { ...raw, method: raw.method }, scope, runOnce, clock);
+        return write(ctx, { ...raw, method: raw.method }, scope, keys, clock);
       }
       if (raw.method === 'OPTIONS') {
         const { resource } = await ctx.untilAuthorized(scope, async () => ({
@@ -238,7 +238,7 @@ export function createEngine(options: EngineOptions): Engine {
     position: () => ctx.position(),
 
     openapi() {
-      openapi ??= buildOpenApi(registry, { idempotency: runOnce !== null, ...options.openapi });
+      openapi ??= buildOpenApi(registry, { idempotency: keys !== null, ...options.openapi });
       return openapi;
     },
 
@@ -250,10 +250,9 @@ export function createEngine(options: EngineOptions): Engine {
     async once(given, request, run) {
       const scope = ctx.resolve(given);
       const { response } = await ctx.untilAuthorized(scope, async () => {
-        const key = runOnce && parseIdempotencyKey(request.key);
-        if (!key) return { authorized: 1, response: await run(null) };
-        const sent = { key, fingerprint: fingerprint(request.method, request.target, request.body) };
-        return runOnce!(scope, sent, (tx) => run(tx));
+        const given = keys && parseIdempotencyKey(request.key);
+        if (!given) return { authorized: 1, response: await run(null) };
+        return keys!.once(scope, keys!.key(given, request.method, request.target, request.body), run);
       });
       return response!;
     },

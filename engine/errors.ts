@@ -104,3 +104,10 @@ export class ApiError extends Error {
 /** 401 for a missing or bad token; `WWW-Authenticate` tells clients which scheme to use. */
 export const unauthorized = (message = 'the bearer token is unknown, expired or revoked', hint?: string): ApiError =>
   new ApiError('UNAUTHORIZED', message, { hint, headers: { 'WWW-Authenticate': 'Bearer' } });
+
+/** 409 for a write whose Idempotency-Key another request, still running, took first. */
+export const idempotencyInProgress = (): ApiError =>
+  new ApiError('IDEMPOTENCY_KEY_IN_PROGRESS', 'the first request with this Idempotency-Key is still running', {
+    hint: 'Retry shortly with the same key: you will get its response.',
+    headers: { 'Retry-After': '1' },
+  });

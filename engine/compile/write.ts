@@ -21,6 +21,7 @@ import { arrayLiteral } from '../plan/values.ts';
 import type { Field, Resource } from '../registry/index.ts';
 import { customValueFits, customValueText, storedCustomFields, upsertCustomValues } from './custom-fields.ts';
 import { eventsCte } from './events.ts';
+import { type IdempotencyKey, idempotentWrite } from './idempotency.ts';
 import { ReadCompiler } from './level.ts';
 import { childrenCtes, referenceColumns, referenceValue } from './nested.ts';
 import { jsonBody } from './projection.ts';
@@ -180,18 +181,27 @@ function customChecks(guard: string, params: Params): string[] {
   ];
 }
 
-export function compileWrite(plan: WritePlan, scope: Scope | undefined, scoping: Scoping): CompiledStatement {
+/**
+ * With `key` (an Idempotency-Key), the statement runs the write only for the request that takes the
+ * key first, and stores its own result row with it (compile/idempotency.ts).
+ */
+export function compileWrite(
+  plan: WritePlan,
+  scope: Scope | undefined,
+  scoping: Scoping,
+  key?: IdempotencyKey,
+): CompiledStatement {
   const params = new Params();
   const own = plan.resource.tenant;
   const claimed =
     own && plan.kind !== 'delete' ? params.add(arrayLiteral(plan.claimedTenants), `${sqlType(own.kind)}[]`) : null;
   const { cte, scoped, column } = scopeCte(scope, params, scoping);
-  let sql = `${cte},`;
-  // A body naming another tenant than the caller's leaves `allowed` empty: nothing is written.
-  sql +=
-    own && claimed
-      ? ` allowed AS (SELECT ${column} FROM scope WHERE ${column} = ALL(${claimed}))`
-      : ' allowed AS (SELECT * FROM scope)';
+  const idempotent = key && idempotentWrite(params, column, key);
+  let sql = `${cte}, ${idempotent?.ctes ?? ''}`;
+  // A body naming another tenant than the caller's leaves `allowed` empty: nothing is written; so
+  // does a key another request took.
+  const go = [...(own && claimed ? [`${column} = ALL(${claimed})`] : []), ...(idempotent ? [idempotent.go] : [])];
+  sql += ` allowed AS (SELECT * FROM scope${go.length ? ` WHERE ${go.join(' AND ')}` : ''})`;
   const custom = plan.kind === 'update' && plan.customValues !== null;
   const ifMatch = plan.kind === 'insert' ? null : plan.ifMatch;
   let filter = plan.kind === 'insert' ? '' : where(plan.resource, plan.where, params, scoped);
@@ -276,7 +286,7 @@ export function compileWrite(plan: WritePlan, scope: Scope | undefined, scoping:
   // A body naming another tenant is a 403, whatever its keys.
   if (custom) checks.push(...customChecks(ALLOWED, params));
 
-  sql +=
+  const select =
     ` SELECT (SELECT count(*) FROM scope)::int4 AS authorized, ${scoped}::text AS tenant,` +
     ' (SELECT count(*) FROM allowed)::int4 AS allowed,' +
     ` count(*)::int4 AS affected, (count(*) FILTER (WHERE w."__inserted"))::int4 AS inserted,` +
@@ -285,5 +295,6 @@ export function compileWrite(plan: WritePlan, scope: Scope | undefined, scoping:
     ` ${body} AS body, ${params.evaluations()} AS converted, ${writtenVersion} AS version` +
     checks.map((check, i) => `, ${check} AS check_${i}`).join('') +
     ' FROM written w';
+  sql += idempotent ? idempotent.finish(select) : select;
   return { text: sql, params: params.values };
 }

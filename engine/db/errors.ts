@@ -2,7 +2,7 @@
  * Database failures to contract errors. SQLSTATE decides; messages shown to callers are our own
  * or PostgreSQL's value-parsing messages, never SQL text.
  */
-import { ApiError } from '../errors.ts';
+import { ApiError, idempotencyInProgress } from '../errors.ts';
 import type { Tenancy } from '../registry/index.ts';
 import { PoolBusy } from './admission.ts';
 
@@ -70,6 +70,8 @@ function failedCheck(code: string, detail: string, within: string): ApiError {
           ` or no record matches${within}; nothing was changed`,
         { hint: 'Read the record again, apply the change to what it is now, and send its new ETag in If-Match.' },
       );
+    case 'IDEMPOTENCY_KEY_IN_PROGRESS':
+      return idempotencyInProgress();
     case 'REFERENCE_NOT_FOUND':
       return new ApiError('REFERENCE_NOT_FOUND', `an item names a ${detail} that does not exist${within}`, {
         hint: `Name an existing ${detail} by its key or another unique set of its fields.`,

@@ -1,15 +1,23 @@
 /**
- * Idempotent writes: a write sent with an `Idempotency-Key` runs once per key and tenant. Its claim
- * on the key, the write and its saved response share one transaction, so either all of them
- * committed (a retry gets the saved response, `Idempotent-Replayed: true`, and writes nothing) or
- * none did (a retry runs as if first). Keys are kept `hours` after their first use; expired ones
- * are swept in small batches off the requests' path.
+ * Idempotent writes: a write sent with an `Idempotency-Key` runs once per key and tenant. The key,
+ * the write and what it gave commit together (compile/idempotency.ts), so either all of them did
+ * (a retry gets the same response, `Idempotent-Replayed: true`, and writes nothing) or none did (a
+ * retry runs as if first). The engine's own writes do it in their one statement; a host's write
+ * (`Engine.once`) in a transaction. Keys are kept `hours` after their first use; expired ones are
+ * swept in small batches off the requests' path.
  */
-import { type ClaimRow, compileClaim, compileSave, compileSweep } from '../compile/idempotency.ts';
+import {
+  type ClaimRow,
+  compileClaim,
+  compileSave,
+  compileSweep,
+  type IdempotencyKey,
+  type KeyState,
+} from '../compile/idempotency.ts';
 import { laneOf, type Scope } from '../compile/scope.ts';
 import type { Queryable } from '../db/port.ts';
-import { ApiError } from '../errors.ts';
-import { REPLAYED_HEADER } from '../parse/idempotency.ts';
+import { ApiError, idempotencyInProgress } from '../errors.ts';
+import { fingerprint, REPLAYED_HEADER } from '../parse/idempotency.ts';
 import type { EngineResponse } from '../respond.ts';
 import type { Context } from './context.ts';
 
@@ -18,70 +26,84 @@ export interface IdempotencyOptions {
   readonly hours?: number;
 }
 
-/** A request's key and what makes a retry the same request (parse/idempotency.ts). */
-export interface IdempotentRequest {
-  readonly key: string;
-  readonly fingerprint: string;
-}
-
 /** How often a process sweeps expired keys, and how many at most each time. */
 const SWEEP_MS = 60_000;
 const SWEEP_BATCH = 1000;
 
-export type RunOnce = (
-  scope: Scope | undefined,
-  request: IdempotentRequest,
-  write: (tx: Queryable) => Promise<EngineResponse>,
-) => Promise<{ readonly authorized: number; readonly response: EngineResponse | null }>;
+export interface Idempotency {
+  /** A request's key, as statements take it: its fingerprint made of method, target and body. */
+  key(key: string, method: string, target: string, body: string | null): IdempotencyKey;
+  /**
+   * What an idempotent write statement found (KeyState): null when this request wrote, else the
+   * stored result to answer with; throws when another request holds the key or sent it first.
+   */
+  stored(key: IdempotencyKey, state: KeyState): string | null;
+  /**
+   * Runs a host's write once per key; `authorized` is 0 (and no response) when the scope's token is
+   * not valid.
+   */
+  once(
+    scope: Scope | undefined,
+    key: IdempotencyKey,
+    write: (tx: Queryable) => Promise<EngineResponse>,
+  ): Promise<{ readonly authorized: number; readonly response: EngineResponse | null }>;
+}
 
-/** Runs writes once per key; `authorized` is 0 (and no response) when the scope's token is not valid. */
-export function idempotency(ctx: Context, options: IdempotencyOptions): RunOnce {
+const reused = () =>
+  new ApiError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was first sent with another request', {
+    hint: 'Send a new key with each new write; a retry repeats the method, path, query and body exactly.',
+  });
+
+/** A stored response, sent again. */
+export const replayed = (response: EngineResponse): EngineResponse => ({
+  ...response,
+  headers: { ...response.headers, [REPLAYED_HEADER]: 'true' },
+});
+
+export function idempotency(ctx: Context, options: IdempotencyOptions): Idempotency {
   const hours = options.hours ?? 24;
   if (!Number.isInteger(hours) || hours < 1)
     throw new Error('engine: idempotency keys are kept a whole number of hours, at least 1');
   let swept = Date.now();
-  return (scope, request, write) => {
-    if (Date.now() - swept > SWEEP_MS) {
-      swept = Date.now();
-      const sweep = compileSweep(SWEEP_BATCH);
-      // Best effort: a failed sweep is retried a minute later.
-      ctx.execute(sweep.text, sweep.params, undefined, 'idempotency').catch(() => {});
+  /** Sweeps expired keys at most once a minute, best effort: a failed sweep is retried a minute later. */
+  const sweep = () => {
+    if (Date.now() - swept < SWEEP_MS) return;
+    swept = Date.now();
+    const statement = compileSweep(SWEEP_BATCH);
+    ctx.execute(statement.text, statement.params, undefined, 'idempotency').catch(() => {});
+  };
+  const stored = (key: IdempotencyKey, state: KeyState): string | null => {
+    if (state.__fingerprint !== null) {
+      if (state.__fingerprint !== key.fingerprint) throw reused();
+      return state.__stored;
     }
-    return ctx.db.transaction(async (tx) => {
-      const claim = compileClaim(scope, ctx.scoping, request.key, request.fingerprint, hours);
-      const [row] = await ctx.observe('idempotency', () =>
-        tx.query<ClaimRow & Record<string, unknown>>(claim.text, claim.params),
-      );
-      if (row!.authorized !== 1) return { authorized: 0, response: null };
-      const tenant = row!.tenant!;
-      ctx.learn(scope, tenant);
-      if (row!.locked && row!.claimed === 1) {
+    // Locked elsewhere, or committed after this statement began: the first request is (just) running.
+    if (!state.__locked) throw idempotencyInProgress();
+    return null;
+  };
+  return {
+    key(key, method, target, body) {
+      sweep();
+      return { key, fingerprint: fingerprint(method, target, body), hours };
+    },
+    stored,
+    once(scope, key, write) {
+      return ctx.db.transaction(async (tx) => {
+        const claim = compileClaim(scope, ctx.scoping, key);
+        const [row] = await ctx.observe('idempotency', () =>
+          tx.query<ClaimRow & Record<string, unknown>>(claim.text, claim.params),
+        );
+        if (row!.authorized !== 1) return { authorized: 0, response: null };
+        ctx.learn(scope, row!.tenant);
+        const earlier = stored(key, row!);
+        if (earlier !== null) return { authorized: 1, response: replayed(JSON.parse(earlier) as EngineResponse) };
+        // Taken by this request, or committed after the claim began.
+        if (row!.claimed !== 1) throw idempotencyInProgress();
         const response = await write(tx);
-        const save = compileSave(ctx.scoping.tenancy, tenant, request.key, response);
+        const save = compileSave(ctx.scoping.tenancy, row!.tenant!, key.key, response);
         await ctx.observe('idempotency', () => tx.query(save.text, save.params));
         return { authorized: 1, response };
-      }
-      if (row!.locked && row!.status !== null) {
-        if (row!.fingerprint !== request.fingerprint) {
-          throw new ApiError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was first sent with another request', {
-            hint: 'Send a new key with each new write; a retry repeats the method, path, query and body exactly.',
-          });
-        }
-        const headers = JSON.parse(row!.headers ?? '{}') as Record<string, string>;
-        return {
-          authorized: 1,
-          response: { status: row!.status, headers: { ...headers, [REPLAYED_HEADER]: 'true' }, body: row!.body },
-        };
-      }
-      // Locked elsewhere, or committed after this statement began: the first request is (just) running.
-      throw new ApiError(
-        'IDEMPOTENCY_KEY_IN_PROGRESS',
-        'the first request with this Idempotency-Key is still running',
-        {
-          hint: 'Retry shortly with the same key: you will get its response.',
-          headers: { 'Retry-After': '1' },
-        },
-      );
-    }, laneOf(scope));
+      }, laneOf(scope));
+    },
   };
 }

@@ -1,17 +1,18 @@
 /** POST, PATCH and DELETE on a resource: parse, plan and compile, one statement, respond. */
+
+import type { KeyState } from '../compile/idempotency.ts';
 import type { Scope } from '../compile/scope.ts';
 import { compileWrite } from '../compile/write.ts';
-import type { Queryable, Row } from '../db/port.ts';
 import { ApiError } from '../errors.ts';
 import { parseJsonBody } from '../parse/body.ts';
-import { fingerprint, IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../parse/idempotency.ts';
+import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../parse/idempotency.ts';
 import { parseRequest, type RawRequest } from '../parse/index.ts';
 import type { WritePlan } from '../plan/types.ts';
 import { planDelete, planInsert, planUpdate } from '../plan/write.ts';
 import { type EngineResponse, respondWrite } from '../respond.ts';
 import type { StageClock } from '../timings.ts';
 import type { Context } from './context.ts';
-import type { RunOnce } from './idempotency.ts';
+import { type Idempotency, replayed } from './idempotency.ts';
 
 export type WriteRequest = RawRequest & { readonly method: 'POST' | 'PATCH' | 'DELETE' };
 
@@ -29,11 +30,21 @@ interface WriteRow {
   version: string | null;
 }
 
-/** A write's plan and statement: parse, plan and compile. */
-export function compileWriteRequest(ctx: Context, raw: WriteRequest, scope: Scope | undefined, clock?: StageClock) {
+/**
+ * A write's plan and statement: parse, plan and compile. With `idempotency`, a write sent with an
+ * Idempotency-Key (and not a dry run) compiles to a statement that runs it once per key.
+ */
+export function compileWriteRequest(
+  ctx: Context,
+  raw: WriteRequest,
+  scope: Scope | undefined,
+  clock?: StageClock,
+  idempotency: Idempotency | null = null,
+) {
   const resource = ctx.resourceFor(raw.resource, raw.method);
   const request = parseRequest(raw);
   const schemas = ctx.schemas(resource);
+  const given = idempotency && parseIdempotencyKey(raw.header(IDEMPOTENCY_HEADER));
   // DELETE takes no body; POST and PATCH take JSON.
   const body = raw.method === 'DELETE' ? null : parseJsonBody(raw.body ?? null, raw.header('content-type'));
   clock?.lap('parse');
@@ -44,9 +55,14 @@ export function compileWriteRequest(ctx: Context, raw: WriteRequest, scope: Scop
         ? planInsert(resource, (r) => ctx.schemas(r), request, body, ctx.maxRows)
         : planUpdate(resource, schemas, request, body, ctx.maxRows);
   clock?.lap('plan');
-  const statement = compileWrite(plan, scope, ctx.scoping);
+  // A dry run writes nothing, so it has nothing to do once.
+  const key =
+    given && !plan.rollback
+      ? idempotency.key(given, raw.method, `${raw.resource}?${raw.query}`, raw.body ?? null)
+      : null;
+  const statement = compileWrite(plan, scope, ctx.scoping, key ?? undefined);
   clock?.lap('compile');
-  return { plan, statement };
+  return { plan, statement, key };
 }
 
 /** A write's response, once its statement ran for a valid scope. */
@@ -67,37 +83,28 @@ function respond(ctx: Context, plan: WritePlan, row: WriteRow): EngineResponse {
   });
 }
 
-/** `once`: with idempotency keys, runs a write sent with a key once per key (handle/idempotency.ts). */
+/** `idempotency`: with idempotency keys, a write sent with a key runs once per key (handle/idempotency.ts). */
 export async function write(
   ctx: Context,
   raw: WriteRequest,
   scope: Scope | undefined,
-  once: RunOnce | null,
+  idempotency: Idempotency | null,
   clock?: StageClock,
 ): Promise<EngineResponse> {
-  const { plan, response } = await ctx.untilAuthorized(scope, async () => {
-    const key = once && parseIdempotencyKey(raw.header(IDEMPOTENCY_HEADER));
-    const { plan, statement } = compileWriteRequest(ctx, raw, scope, clock);
-    const run = async (tx?: Queryable) => {
-      // One statement is atomic by itself; `Prefer: tx=rollback` needs a transaction to undo it.
-      const [row] = plan.rollback
-        ? await ctx.dryRun<WriteRow>(statement.text, statement.params, scope)
-        : tx
-          ? await ctx.observe('write', () => tx.query<WriteRow & Row>(statement.text, statement.params))
-          : await ctx.execute<WriteRow>(statement.text, statement.params, scope, 'write');
-      clock?.lap('db');
-      ctx.learn(scope, row?.tenant);
-      return row!;
-    };
-    // A dry run writes nothing, so it has nothing to do once.
-    if (!key || plan.rollback) {
-      const row = await run();
-      return { plan, authorized: row.authorized, response: row.authorized === 1 ? respond(ctx, plan, row) : null };
-    }
-    const request = { key, fingerprint: fingerprint(raw.method, `${raw.resource}?${raw.query}`, raw.body ?? null) };
-    // The claim checked the scope in this transaction: the write's own check finds it valid.
-    const done = await once!(scope, request, async (tx) => respond(ctx, plan, await run(tx)));
-    return { plan, ...done };
+  const { plan, row, earlier } = await ctx.untilAuthorized(scope, async () => {
+    const { plan, statement, key } = compileWriteRequest(ctx, raw, scope, clock, idempotency);
+    // One statement is atomic by itself; `Prefer: tx=rollback` needs a transaction to undo it.
+    const [row] = plan.rollback
+      ? await ctx.dryRun<WriteRow>(statement.text, statement.params, scope)
+      : await ctx.execute<WriteRow & KeyState>(statement.text, statement.params, scope, 'write');
+    clock?.lap('db');
+    ctx.learn(scope, row?.tenant);
+    const authorized = row?.authorized ?? 0;
+    // What the first request with the key stored, when this one is a retry of it.
+    const earlier = key && authorized === 1 ? idempotency!.stored(key, row as WriteRow & KeyState) : null;
+    return { plan, row: row!, earlier, authorized };
   });
-  return ctx.timed(plan.rollback ? response! : await ctx.withPosition(response!), clock);
+  const response =
+    earlier === null ? respond(ctx, plan, row) : replayed(respond(ctx, plan, JSON.parse(earlier) as WriteRow));
+  return ctx.timed(plan.rollback ? response : await ctx.withPosition(response), clock);
 }
