@@ -92,7 +92,7 @@ export function planInsert(
 
   checkNested(taken.nested, Boolean(prefs.resolution));
   // Each item's named references, in columns of its own the statement resolves.
-  rows.forEach((row, i) => Object.assign(row, taken.references[i]));
+  for (const [i, row] of rows.entries()) Object.assign(row, taken.references[i]);
   let conflict: InsertPlan['conflict'] = null;
   if (prefs.resolution) {
     // As PostgREST does, the key unless on_conflict names other fields.
