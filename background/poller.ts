@@ -49,3 +49,24 @@ export function startPoller(options: {
     },
   };
 }
+
+/** The workers a module runs in this process, woken together when it has work for them. */
+export class Workers {
+  readonly #running = new Set<Poller>();
+
+  /** Keeps `worker` until it stops. */
+  add(worker: Poller): Poller {
+    this.#running.add(worker);
+    return {
+      wake: () => worker.wake(),
+      stop: async () => {
+        this.#running.delete(worker);
+        await worker.stop();
+      },
+    };
+  }
+
+  wake(): void {
+    for (const worker of this.#running) worker.wake();
+  }
+}

@@ -275,6 +275,22 @@ function scenarios(data: Dataset, small: Dataset): Scenario[] {
     "SELECT coalesce(json_agg(t), '[]')::text FROM (SELECT c.*, coalesce((SELECT json_agg(d) FROM deal d" +
     " WHERE d.organisation_id = $1 AND d.contact_id = c.id), '[]') AS deal FROM contact c" +
     ' WHERE c.organisation_id = $1 ORDER BY c.created_at DESC LIMIT 25) t';
+  // `keyed`: Engage's requests carry an Idempotency-Key each; the baseline has none to take.
+  const patchDeal = (keyed: boolean) => ({
+    engage: {
+      path: `/api/v1/deal?id=eq.${L.dealId}`,
+      method: 'PATCH',
+      headers: { ...engine(L.token), ...json },
+      body: '{"status_key":"open"}',
+      keyed,
+    },
+    stringify: {
+      path: `/deal?id=${L.dealId}`,
+      method: 'PATCH',
+      headers: { ...org(L.id), ...json },
+      body: '{"status_key":"open"}',
+    },
+  });
   return [
     {
       name: 'list: 2 filters + order + limit 25 on contacts',
@@ -341,38 +357,11 @@ function scenarios(data: Dataset, small: Dataset): Scenario[] {
     },
     {
       name: 'PATCH one deal',
-      requests: {
-        engage: {
-          path: `/api/v1/deal?id=eq.${L.dealId}`,
-          method: 'PATCH',
-          headers: { ...engine(L.token), ...json },
-          body: '{"status_key":"open"}',
-        },
-        stringify: {
-          path: `/deal?id=${L.dealId}`,
-          method: 'PATCH',
-          headers: { ...org(L.id), ...json },
-          body: '{"status_key":"open"}',
-        },
-      },
+      requests: patchDeal(false),
     },
     {
       name: 'PATCH one deal, each with an Idempotency-Key',
-      requests: {
-        engage: {
-          path: `/api/v1/deal?id=eq.${L.dealId}`,
-          method: 'PATCH',
-          headers: { ...engine(L.token), ...json },
-          body: '{"status_key":"open"}',
-          keyed: true,
-        },
-        stringify: {
-          path: `/deal?id=${L.dealId}`,
-          method: 'PATCH',
-          headers: { ...org(L.id), ...json },
-          body: '{"status_key":"open"}',
-        },
-      },
+      requests: patchDeal(true),
     },
     {
       name: 'bulk POST of 100 calendars',

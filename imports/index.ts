@@ -18,6 +18,7 @@ import {
   type Queryable,
   UUID,
 } from '@engage/engine';
+import { Workers } from '../background/poller.ts';
 import { type FileCommit, fileType, type StoredFile, storeFile } from './files.ts';
 import { createJob, getJob, type ImportWorker, type JobView, jobView, startImportWorker } from './jobs.ts';
 
@@ -96,7 +97,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 export function createImports(options: ImportsOptions): Imports {
   const { db, engine } = options;
   const collections = engine.registry.resources.flatMap((r) => (r.imports && r.collection ? [r.collection] : []));
-  const workers = new Set<ImportWorker>();
+  const workers = new Workers();
 
   function target(collection: string): Importer {
     const found = engine.importer(collection);
@@ -170,13 +171,11 @@ export function createImports(options: ImportsOptions): Imports {
       }
       const job = await createJob(tx ?? db, organisationId, into.collection, fileId);
       if (!job) throw notFound('file');
-      if (!tx) this.wake();
+      if (!tx) workers.wake();
       return jobView(job);
     },
 
-    wake() {
-      for (const worker of workers) worker.wake();
-    },
+    wake: () => workers.wake(),
 
     async getJob(organisationId, id) {
       const job = UUID.test(id) ? await getJob(db, organisationId, id) : null;
@@ -201,16 +200,6 @@ export function createImports(options: ImportsOptions): Imports {
       return { jobs, items };
     },
 
-    startWorker(workerOptions = {}) {
-      const worker = startImportWorker({ db, engine, ...workerOptions });
-      workers.add(worker);
-      return {
-        wake: () => worker.wake(),
-        async stop() {
-          workers.delete(worker);
-          await worker.stop();
-        },
-      };
-    },
+    startWorker: (workerOptions = {}) => workers.add(startImportWorker({ db, engine, ...workerOptions })),
   };
 }

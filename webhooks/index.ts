@@ -8,7 +8,7 @@
  * const worker = webhooks.startWorker(); // in every server process
  */
 import { ApiError, type Database, type Engine, UUID } from '@engage/engine';
-import { type Poller, startPoller } from '../background/poller.ts';
+import { type Poller, startPoller, Workers } from '../background/poller.ts';
 import { deliverRound, RETRY_SECONDS, redeliver } from './deliveries.ts';
 
 export interface WebhooksOptions {
@@ -36,30 +36,24 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     timeoutMs: options.timeoutMs ?? 10_000,
     retrySeconds: options.retrySeconds ?? RETRY_SECONDS,
   };
-  const workers = new Set<Poller>();
+  const workers = new Workers();
   return {
     startWorker(workerOptions = {}) {
-      const worker = startPoller({
-        pollMs: workerOptions.pollMs ?? 1000,
-        onError: workerOptions.onError,
-        async work(stopping) {
-          while (!stopping() && (await deliverRound(db, engine, delivery)));
-        },
-      });
-      workers.add(worker);
-      return {
-        wake: () => worker.wake(),
-        async stop() {
-          workers.delete(worker);
-          await worker.stop();
-        },
-      };
+      return workers.add(
+        startPoller({
+          pollMs: workerOptions.pollMs ?? 1000,
+          onError: workerOptions.onError,
+          async work(stopping) {
+            while (!stopping() && (await deliverRound(db, engine, delivery)));
+          },
+        }),
+      );
     },
 
     async redeliver(organisationId, id) {
       const row = UUID.test(id) ? await redeliver(db, organisationId, id) : null;
       if (!row) throw new ApiError('NOT_FOUND', 'there is no webhook delivery with that id in your organisation');
-      for (const worker of workers) worker.wake();
+      workers.wake();
       return row;
     },
   };
