@@ -95,12 +95,14 @@ describe('nested inserts', () => {
       { name: 'X', contact: { display_name: 'Bob' } },
       { name: 'Y', contact: { id: contact }, contact_id: contact },
       { name: 'Z', contact: 'nest-ada' },
+      { name: 'W', contact: { id: 'not-a-uuid' } },
     ]);
     expect(bad.status).toBe(400);
     expect((await error(bad)).context).toEqual([
       expect.objectContaining({ item: 0, field: 'contact', message: expect.stringContaining('{id} or {external_id}') }),
       expect.objectContaining({ item: 1, field: 'contact' }),
       expect.objectContaining({ item: 2, field: 'contact' }),
+      expect.objectContaining({ item: 3, field: 'contact', message: 'id must be a uuid' }),
     ]);
   });
 

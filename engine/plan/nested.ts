@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Row } from '../db/port.ts';
 import { ApiError } from '../errors.ts';
+import { KINDS } from '../field-kinds.ts';
 import type { Field, Relation, Resource } from '../registry/index.ts';
 import { type BodySchemas, inspectItem, type Problem } from './body.ts';
 
@@ -117,6 +118,16 @@ export function takeNested(
   };
 }
 
+/** Why `value` cannot name a record by `field` (a key or unique field), or null when it can. */
+export function namingProblem(field: Field, value: unknown): string | null {
+  if (value === undefined || value === null) return 'is required: it names the record';
+  const kind = KINDS[field.kind];
+  const fits =
+    (typeof value === 'string' || typeof value === 'number') &&
+    (!('filter' in kind) || (typeof value === 'string' && kind.filter(value)));
+  return fits ? null : `must be ${kind.described}`;
+}
+
 /** The target fields a reference names its record by, or what is wrong with it. */
 function referenceBy(relation: Relation, value: unknown): Field[] | string {
   const { target } = relation;
@@ -126,8 +137,11 @@ function referenceBy(relation: Relation, value: unknown): Field[] | string {
   const keys = Object.keys(value);
   const unique = target.uniques.find((u) => u.length === keys.length && u.every((f) => keys.includes(f.name)));
   if (!unique) return wanted;
-  const bad = unique.find((f) => value[f.name] === null || typeof value[f.name] === 'object');
-  return bad ? `names ${target.name} by a ${bad.name} that is not a value` : [...unique];
+  for (const f of unique) {
+    const problem = namingProblem(f, value[f.name]);
+    if (problem) return `${f.name} ${problem}`;
+  }
+  return [...unique];
 }
 
 /** The child rows of one item, each with its foreign key set to the item's key (given one if need be). */

@@ -7,12 +7,11 @@
 
 import type { Row } from '../db/port.ts';
 import { ApiError } from '../errors.ts';
-import { KINDS } from '../field-kinds.ts';
 import { strongVersions } from '../parse/preconditions.ts';
 import type { Field, Resource } from '../registry/index.ts';
 import type { ApiRequest } from '../request.ts';
 import { type BodySchemas, checkItems, type Problem } from './body.ts';
-import { checkNested, type Nested, takeNested } from './nested.ts';
+import { checkNested, type Nested, namingProblem, takeNested } from './nested.ts';
 import { knownField, planCondition, planRepresentation, wholeField } from './read.ts';
 import type { DeletePlan, IfMatch, InsertPlan, PlannedCondition, UpdatePlan, WriteOutput } from './types.ts';
 
@@ -200,16 +199,6 @@ export function planUpdate(
   };
 }
 
-/** Why a key value of a PATCH item cannot name a record, or null when it can. */
-function keyProblem(field: Field, value: unknown): string | null {
-  if (value === undefined || value === null) return 'is required: it names the record to change';
-  const kind = KINDS[field.kind];
-  const fits =
-    (typeof value === 'string' || typeof value === 'number') &&
-    (!('filter' in kind) || (typeof value === 'string' && kind.filter(value)));
-  return fits ? null : `must be ${kind.described}`;
-}
-
 /**
  * PATCH with an array: each item changes the record its key names, with the fields it gives, all
  * in one statement that changes every item's record or nothing (filters, if any, narrow further).
@@ -239,7 +228,7 @@ function planUpdateByKey(
     if (!isObject(item)) return { key: {}, rest: item };
     const key: Row = {};
     for (const field of resource.key) {
-      const problem = keyProblem(field, item[field.name]);
+      const problem = namingProblem(field, item[field.name]);
       if (problem) problems.push({ item: index, field: field.name, message: problem });
       key[field.name] = item[field.name];
     }
