@@ -238,7 +238,11 @@ export function createEngine(options: EngineOptions): Engine {
     position: () => ctx.position(),
 
     openapi() {
-      openapi ??= buildOpenApi(registry, { idempotency: keys !== null, ...options.openapi });
+      openapi ??= buildOpenApi(registry, {
+        idempotency: keys !== null,
+        rateLimit: options.rateLimit !== undefined,
+        ...options.openapi,
+      });
       return openapi;
     },
 

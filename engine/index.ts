@@ -22,7 +22,13 @@ export type { Importer } from './handle/import.ts';
 export type { PageRequest } from './handle/page.ts';
 export type { RateLimit, RateLimitState } from './handle/rate-limit.ts';
 export { CSV_MEDIA, contentType, JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
-export { buildOpenApi, createBodySchema, errorResponse, type OpenApiOptions } from './openapi/index.ts';
+export {
+  buildOpenApi,
+  createBodySchema,
+  errorResponse,
+  type OpenApiOptions,
+  withShared,
+} from './openapi/index.ts';
 export { parseJson, parseJsonBody } from './parse/body.ts';
 export { CONSISTENCY_HEADER } from './parse/headers.ts';
 export { IDEMPOTENCY_HEADER } from './parse/idempotency.ts';

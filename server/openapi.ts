@@ -11,6 +11,7 @@ import {
   type OpenApiOptions,
   type Registry,
   type Resource,
+  withShared,
 } from '@engage/engine';
 import { CURRENT_VERSION, SUPPORTED_VERSIONS, VERSION_HEADER } from './version.ts';
 
@@ -435,14 +436,19 @@ const BEARER: Json = {
 
 /** The /v1 paths, tags and components, added to the engine's document. */
 function withVersioned(document: Json, registry: Registry, serverUrl: string): Json {
-  const versioned = versionedPaths(registry, serverUrl);
+  const components = document.components as Record<string, Json>;
+  // Under a rate limit (the engine's document says so), /v1 counts against it too.
+  const limited = 'TooManyRequests' in components.responses! ? { 429: errorResponse(429) } : {};
+  const versioned = versionedPaths(registry, serverUrl).map(([path, item]): [string, Json] => [
+    path,
+    withShared(item, [], limited),
+  ]);
   const imports = importable(registry).length > 0;
   const pages = paged(registry).length > 0;
   // Components only the versioned API uses are there when it has paths using them.
   const parameters = Object.entries(VERSIONED_PARAMETERS).filter(([name]) =>
     name.startsWith('page.') ? pages : imports,
   );
-  const components = document.components as Record<string, Json>;
   return {
     ...document,
     tags: [

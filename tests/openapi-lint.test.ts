@@ -39,6 +39,13 @@ describe('redocly lint (recommended rules)', () => {
     }, 30_000);
   }
 
+  it('finds nothing more in the document of an engine with a rate limit (429 everywhere)', async () => {
+    const problems = await lint(
+      buildOpenApi(appRegistry, { ...openapiOptions('http://127.0.0.1:3000/api/v1'), rateLimit: true }),
+    );
+    expect(problems.filter((p) => !ALLOWED_WARNINGS.includes(p.rule))).toEqual([]);
+  }, 30_000);
+
   it('notices a broken document', async () => {
     const document = buildOpenApi(appRegistry, openapiOptions()) as { paths: Record<string, Record<string, unknown>> };
     const broken = { ...document, paths: { ...document.paths, '/nope': { get: { responses: {} } } } };

@@ -73,6 +73,27 @@ describe('rate limits', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
   });
 
+  it('are in the OpenAPI document only when on: 429 with its headers on every operation', async () => {
+    const operations = (doc: { paths: Record<string, Record<string, { responses?: object }>> }) =>
+      Object.values(doc.paths).flatMap((item) =>
+        Object.entries(item)
+          .filter(([method]) => method !== 'servers')
+          .map(([, op]) => op.responses ?? {}),
+      );
+    const org = await createOrganisation(off);
+    const plain = await (await off.call('/', org.token)).json();
+    expect(operations(plain).some((r) => '429' in r)).toBe(false);
+    expect(plain.components.responses.TooManyRequests).toBeUndefined();
+    const limited = on.engine.openapi() as { paths: Record<string, Record<string, { responses?: object }>> } & {
+      components: { responses: Record<string, { headers: object }> };
+    };
+    expect(operations(limited).every((r) => '429' in r)).toBe(true);
+    expect(limited.paths['/v1/contacts']!.get!.responses).toHaveProperty('429');
+    expect(Object.keys(limited.components.responses.TooManyRequests!.headers)).toEqual(
+      expect.arrayContaining(['Retry-After', 'RateLimit', 'RateLimit-Policy']),
+    );
+  });
+
   it('tell a token that is not valid so, before its limit', async () => {
     const bogus = `engage_${'x'.repeat(43)}`;
     const statuses = [];

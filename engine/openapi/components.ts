@@ -37,6 +37,12 @@ export const ERROR_RESPONSES = {
   413: ['PayloadTooLarge', 'Payload Too Large: the body exceeds its limit.'],
   415: ['UnsupportedMediaType', 'Unsupported Media Type: the body is not application/json.'],
   416: ['RangeNotSatisfiable', 'Range Not Satisfiable: the range starts past the last row.'],
+  429: [
+    'TooManyRequests',
+    'Too Many Requests: more requests than the rate limit allows in its window (RATE_LIMITED, transient); ' +
+      'Retry-After says when the window ends. Under a rate limit every response carries RateLimit-Policy and ' +
+      'RateLimit.',
+  ],
   422: [
     'UnprocessableContent',
     'Unprocessable Content: this Idempotency-Key came first with another request (IDEMPOTENCY_KEY_REUSED).',
@@ -154,6 +160,19 @@ export const SHARED_PARAMETERS: Record<string, Json> = {
   ),
 };
 
+/** The header components of a rate limit, there when one is on. */
+export const RATE_LIMIT_HEADER_COMPONENTS: Record<string, Json> = {
+  RateLimit: {
+    description: 'Where the caller stands: `"default";r=<requests left>;t=<seconds until the window ends>`.',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Policy': {
+    description: 'The limit: `"default";q=<requests>;w=<window in seconds>`.',
+    schema: { type: 'string' },
+  },
+  'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer' } },
+};
+
 export const HEADERS: Record<string, Json> = {
   'Request-Id': {
     description: 'Identifies the request; an error body repeats it as request_id.',
@@ -209,6 +228,13 @@ export const errors = (...statuses: ErrorStatus[]) =>
   Object.fromEntries(statuses.map((status) => [status, ref('responses', ERROR_RESPONSES[status][0])]));
 
 export const requestId = { 'Request-Id': ref('headers', 'Request-Id') };
+
+/** What a 429 carries besides the request id. */
+export const RATE_LIMIT_HEADERS = {
+  'Retry-After': ref('headers', 'Retry-After'),
+  RateLimit: ref('headers', 'RateLimit'),
+  'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
+};
 
 /** What a write answers with besides its rows: the position a read after it may send back. */
 export const consistency = { 'Consistency-Token': ref('headers', 'Consistency-Token') };

@@ -12,8 +12,11 @@ import {
   ERROR_RESPONSES,
   ERROR_SCHEMA,
   type ErrorStatus,
+  errors,
   HEADERS,
   type Json,
+  RATE_LIMIT_HEADER_COMPONENTS,
+  RATE_LIMIT_HEADERS,
   ref,
   requestId,
   SHARED_PARAMETERS,
@@ -34,16 +37,22 @@ export interface OpenApiOptions {
   readonly extend?: (document: Json, registry: Registry) => Json;
   /** Whether writes take an Idempotency-Key (the engine's document says what it does; default true). */
   readonly idempotency?: boolean;
+  /** Whether requests are rate limited (the engine's document says what it does): every operation may answer 429. */
+  readonly rateLimit?: boolean;
 }
 
-/** An operation's parameters followed by the host's headers; a path item's every operation. */
-function withHeaders(item: Json, headers: readonly Json[]): Json {
-  if (headers.length === 0) return item;
+/**
+ * A path item whose every operation also takes the host's headers and may answer `responses`
+ * (429 under a rate limit).
+ */
+export function withShared(item: Json, headers: readonly Json[], responses: Json = {}): Json {
+  if (headers.length === 0 && Object.keys(responses).length === 0) return item;
   return Object.fromEntries(
     Object.entries(item).map(([method, op]) => {
+      if (method === 'servers') return [method, op];
       const operation = op as Json;
       const parameters = [...((operation.parameters as Json[] | undefined) ?? []), ...headers];
-      return [method, { ...operation, parameters }];
+      return [method, { ...operation, parameters, responses: { ...(operation.responses as Json), ...responses } }];
     }),
   );
 }
@@ -53,9 +62,12 @@ export function buildOpenApi(registry: Registry, options: OpenApiOptions = {}): 
   const headers = Object.keys(options.headers ?? {}).map((name) => ref('parameters', name));
   const schemes = Object.keys(options.securitySchemes ?? {});
   // The engine's operations name every error response but 404, there when the host describes it for its routes.
+  // 429 only under a rate limit.
+  const limited = options.rateLimit ?? false;
   const responses = Object.entries(ERROR_RESPONSES).filter(
-    ([status]) => status !== '404' || options.errors?.[404] !== undefined,
+    ([status]) => (status !== '404' || options.errors?.[404] !== undefined) && (status !== '429' || limited),
   ) as Array<[string, readonly [string, string]]>;
+  const shared = limited ? errors(429) : {};
   const described = (status: string, fallback: string) => options.errors?.[Number(status) as ErrorStatus] ?? fallback;
   const document: Json = {
     openapi: '3.1.0',
@@ -67,9 +79,9 @@ export function buildOpenApi(registry: Registry, options: OpenApiOptions = {}): 
       ...resources.map((r) => ({ name: r.name, ...(r.description && { description: r.description }) })),
     ],
     paths: {
-      '/': withHeaders(ROOT_PATH, headers),
+      '/': withShared(ROOT_PATH, headers, shared),
       ...Object.fromEntries(
-        resources.map((r) => [`/${r.name}`, withHeaders(pathItem(r, options.idempotency ?? true), headers)]),
+        resources.map((r) => [`/${r.name}`, withShared(pathItem(r, options.idempotency ?? true), headers, shared)]),
       ),
     },
     components: {
@@ -83,13 +95,13 @@ export function buildOpenApi(registry: Registry, options: OpenApiOptions = {}): 
         ...options.headers,
         ...Object.fromEntries(resources.flatMap(resourceParameters)),
       },
-      headers: HEADERS,
+      headers: { ...HEADERS, ...(limited ? RATE_LIMIT_HEADER_COMPONENTS : {}) },
       responses: Object.fromEntries(
         responses.map(([status, [name, description]]) => [
           name,
           {
             description: described(status, description),
-            headers: requestId,
+            headers: status === '429' ? { ...requestId, ...RATE_LIMIT_HEADERS } : requestId,
             content: { [JSON_MEDIA]: { schema: ref('schemas', 'Error') } },
           },
         ]),
