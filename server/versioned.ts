@@ -66,12 +66,14 @@ export function versionedRoutes(options: VersionedOptions): Hono<Env> {
 
   /**
    * A write's response, run once per Idempotency-Key (engine.once): with a key, `write` runs in the
-   * transaction that keeps its response, and a retry gets that response back.
+   * transaction that keeps its response, and a retry gets that response back. `position`: the
+   * response tells the position its writes can be read at, with read replicas.
    */
   async function once(
     c: Context<Env>,
     body: string | null,
     write: (tx: Queryable | null) => Promise<{ status: 200 | 201 | 202; body: unknown }>,
+    position = false,
   ) {
     const url = c.req.url;
     const request = {
@@ -84,18 +86,22 @@ export function versionedRoutes(options: VersionedOptions): Hono<Env> {
       const { status, body } = await write(tx);
       return { status, headers: { 'Content-Type': contentType(JSON_MEDIA) }, body: JSON.stringify(body) };
     });
+    if (position) await withPosition(c, engine);
     return c.body(response.body ?? '', response.status as 200, response.headers);
   }
 
   app.post('/:collection/imports/batch', limitDeclaredBody(BATCH_LIMIT), async (c) => {
     const body = await readText(c, BATCH_LIMIT);
     const organisationId = await organisation(c);
-    const response = await once(c, body, async (tx) => ({
-      status: 200,
-      body: await imports().batch(c.req.param('collection'), organisationId, body, c.req.header('content-type'), tx),
-    }));
-    await withPosition(c, engine);
-    return response;
+    return once(
+      c,
+      body,
+      async (tx) => ({
+        status: 200,
+        body: await imports().batch(c.req.param('collection'), organisationId, body, c.req.header('content-type'), tx),
+      }),
+      true,
+    );
   });
 
   app.post('/files', async (c) => {

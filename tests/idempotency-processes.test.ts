@@ -24,7 +24,8 @@ describe('Idempotency-Key across processes', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase({ postgres: true });
-    admin = postgres(database.url!, { max: 2, onnotice: () => {} });
+    // Unprepared: the suite also runs through PgBouncer in transaction mode (tests/scale/run.sh).
+    admin = postgres(database.url!, { max: 2, prepare: false, onnotice: () => {} });
     ({ token, organisationId } = (await seedDemo(database.db, database.engine))!);
     [a, b] = await Promise.all([startServer('idem-a', database.url!), startServer('idem-b', database.url!)]);
   }, 120_000);
