@@ -33,6 +33,9 @@ export interface VersionedOptions {
 
 type Env = { Variables: AuthVariables };
 
+/** The query parameters of a keyset page. */
+const PAGE_PARAMETERS: ReadonlySet<string> = new Set(['limit', 'cursor']);
+
 /** The three batch imports take up to 5 MiB (docs/contract.md section 6). */
 const BATCH_LIMIT = 5 * 1024 * 1024;
 
@@ -147,6 +150,18 @@ export function versionedRoutes(options: VersionedOptions): Hono<Env> {
   });
 
   app.get('/:collection', async (c) => {
+    // Strict, as /api/v1 is: a parameter a page does not take (a filter, select) is refused, not ignored.
+    const unknown = Object.keys(c.req.queries()).filter((name) => !PAGE_PARAMETERS.has(name));
+    if (unknown.length > 0) {
+      throw new ApiError(
+        'INVALID_QUERY',
+        `${c.req.path} takes ${[...PAGE_PARAMETERS].join(' and ')}, not ${unknown.map((n) => `"${n}"`).join(', ')}`,
+        {
+          hint: 'Pages hold every row in key order; filter, select and order with GET /api/v1/<resource>.',
+          context: unknown.map((name) => ({ parameter: name })),
+        },
+      );
+    }
     const request = {
       limit: c.req.query('limit'),
       cursor: c.req.query('cursor'),

@@ -1322,6 +1322,17 @@ describe('a job interrupted by a crash resumes without duplicates', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('GET /v1/contacts (keyset pages)', () => {
+  it('refuses a parameter a page does not take, as /api/v1 does, after a bad token', async () => {
+    for (const query of ['?city=eq.Bern', '?select=id', '?limit=2&order=id']) {
+      const res = await v1(`/contacts${query}`, C.token);
+      expect(res.status, query).toBe(400);
+      const body = (await res.json()) as { code: string; message: string };
+      expect(body.code).toBe('INVALID_QUERY');
+      expect(body.message).toMatch(/takes limit and cursor, not "/);
+    }
+    expect((await v1('/contacts?city=eq.Bern', 'not-a-token')).status).toBe(401);
+  });
+
   type Page = {
     data: Array<{ id: string; organisation_id: string; created_at: string; display_name: string }>;
     next_cursor: string | null;

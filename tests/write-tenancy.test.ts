@@ -135,6 +135,9 @@ describe('tenancy: writes never reach another organisation', () => {
     expectError(theirs, 409, 'REFERENCE_NOT_FOUND');
     expect(theirs.body.context.fields).toEqual(['contact_id']);
     expect(theirs.text).not.toContain(b.id);
+    // In our words: none of PostgreSQL's own text (its table names, its "Key (...)=(...)").
+    expect(theirs.body.details).toBe(`contact_id = ${contactB} names no record in your organisation`);
+    expect(theirs.text).not.toMatch(/Key \(|present in table/);
     const missing = await post('/deal', { name, contact_id: randomUUID() });
     expectError(missing, 409, 'REFERENCE_NOT_FOUND');
     expect(missing.body.message).toBe(theirs.body.message);

@@ -32,9 +32,13 @@ function keyFields(detail: string, tenant: string | undefined): string[] {
  * PostgreSQL's detail of a key violation without the tenant, which every tenanted key leads with:
  * `Key (external_id)=(r2) already exists.`; undefined when it is not of that shape.
  */
-function keyDetail(detail: string, tenant: string | undefined): string | undefined {
-  const match = /^Key \(([^,)]+), (.+)\)=\([^,]*, (.*)\)( .*)$/s.exec(detail);
-  return match && match[1] === tenant ? `Key (${match[2]})=(${match[3]})${match[4]}` : undefined;
+/**
+ * A key PostgreSQL names in a violation's detail (`Key (organisation_id, contact_id)=(…, …) …`), without
+ * the tenant: its fields and values as the caller gave them, in our words.
+ */
+function keyOf(detail: string, tenant: string | undefined): string | undefined {
+  const match = /^Key \(([^,)]+), (.+)\)=\([^,]*, (.*)\) /s.exec(detail);
+  return match && match[1] === tenant ? `${match[2]} = ${match[3]}` : undefined;
 }
 
 /** Each problem of a validation failure on a line of `details`. */
@@ -146,19 +150,25 @@ export function mapDatabaseError(error: unknown, tenancy: Tenancy | null = null)
   if (sqlstate === 'EN001') return failedCheck(text, detail, within);
   if (sqlstate === '23505') {
     const fields = keyFields(detail, tenant);
+    const key = keyOf(detail, tenant);
     return new ApiError('CONFLICT', `a record with the same ${fields.join(', ') || 'key'} already exists${within}`, {
-      details: keyDetail(detail, tenant),
+      details: key && `${key} is taken${within}`,
       context: { constraint, fields },
       cause: error,
     });
   }
   if (sqlstate === '23503') {
     const fields = keyFields(detail, tenant);
+    const key = keyOf(detail, tenant);
+    // A delete of a record others still point at, or a write pointing at a record that is not there.
+    const pointedAt = /is still referenced/.test(detail);
     return new ApiError(
       'REFERENCE_NOT_FOUND',
-      `the record that ${fields.join(', ') || 'a reference'} points to does not exist${within}`,
+      pointedAt
+        ? `the record is still referenced by another${within}; delete or change that one first`
+        : `the record that ${fields.join(', ') || 'a reference'} points to does not exist${within}`,
       {
-        details: keyDetail(detail, tenant),
+        details: key && (pointedAt ? `${key} is still referenced${within}` : `${key} names no record${within}`),
         context: { constraint, fields },
         cause: error,
       },
