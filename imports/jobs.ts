@@ -195,7 +195,7 @@ async function finish(db: Database, engine: Engine, job: Job, error: string | nu
       [job.organisation_id, job.id, error ? 'failed' : 'succeeded', error],
     );
     if (ended) await engine.events?.emit(tx, job.organisation_id, `import.${ended.status}`, jobView(ended));
-  }, job.organisation_id);
+  });
 }
 
 /** Puts a job this process stops on back in the queue, for any process to resume at once. */
