@@ -4,15 +4,12 @@
  * a committed write has its events and a rolled-back one none. A host takes them out
  * (`takeEvents`, in its own transaction) to deliver them.
  */
-import { sqlType } from '../field-kinds.ts';
 import type { Subscribers } from '../registry/events.ts';
 import type { Resource, Tenancy } from '../registry/index.ts';
+import { ownerType } from './scope.ts';
 import { type CompiledStatement, ident, Params } from './sql.ts';
 
 export const OUTBOX_TABLE = 'engage_outbox';
-
-/** The events' owner column: a tenant of the tenant column's type, or '' without tenancy. */
-const ownerType = (tenancy: Tenancy | null) => (tenancy ? sqlType(tenancy.kind) : 'text');
 
 export const outboxTable = (tenancy: Tenancy | null) =>
   `CREATE TABLE IF NOT EXISTS "${OUTBOX_TABLE}" ("tenant" ${ownerType(tenancy)} NOT NULL,` +

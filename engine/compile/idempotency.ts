@@ -10,14 +10,10 @@
  * key. A host's write takes the key in a transaction of its own (`compileClaim`), runs, and stores
  * its response there (`compileSave`).
  */
-import { sqlType } from '../field-kinds.ts';
 import type { Tenancy } from '../registry/index.ts';
-import { type Scope, type Scoping, scopeCte } from './scope.ts';
+import { ownerType, type Scope, type Scoping, scopeCte } from './scope.ts';
 import type { CompiledStatement } from './sql.ts';
 import { Params } from './sql.ts';
-
-/** The keys' owner: a tenant, of the tenant column's type (so Citus can co-locate the keys with its rows), or ''. */
-const ownerType = (tenancy: Tenancy | null) => (tenancy ? sqlType(tenancy.kind) : 'text');
 
 /** `result`: what the first request stored, JSON text (the write statement's row, or a host's response). */
 export const idempotencyTable = (tenancy: Tenancy | null) =>

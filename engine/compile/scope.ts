@@ -23,6 +23,13 @@ export type Scope =
    */
   | { readonly tokenHash: string; readonly tenant: string };
 
+/**
+ * The SQL type of the engine's own tables' owner column (the idempotency keys', the outbox's): the
+ * tenant column's type, so Citus can co-locate their rows with the tenant's, or text (always '')
+ * without tenancy.
+ */
+export const ownerType = (tenancy: Tenancy | null): string => (tenancy ? sqlType(tenancy.kind) : 'text');
+
 /** A scope's tenant when it is known before the statement; undefined for a token seen for the first time. */
 export const knownTenant = (scope: Scope): string | undefined => ('tenant' in scope ? scope.tenant : undefined);
 

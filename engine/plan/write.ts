@@ -225,7 +225,7 @@ function planUpdateByKey(
   const problems: Problem[] = [];
   const seen = new Map<string, number>();
   const keyed = items.map((item, index) => {
-    if (!isObject(item)) return { key: {}, rest: item };
+    if (!isObject(item)) return { key: {}, id: '', rest: item };
     const key: Row = {};
     for (const field of resource.key) {
       const problem = namingProblem(field, item[field.name]);
@@ -238,7 +238,7 @@ function planUpdateByKey(
       problems.push({ item: index, field: resource.key[0]!.name, message: `names item ${first}'s record too` });
     seen.set(id, index);
     const rest = Object.fromEntries(Object.entries(item).filter(([k]) => !resource.key.some((f) => f.name === k)));
-    return { key, rest };
+    return { key, id, rest };
   });
   const { rows, claimedTenants } = checkItems(
     resource,
@@ -250,10 +250,9 @@ function planUpdateByKey(
   const fields = resource.fields.filter((f) => rows.some((row) => f.name in row));
   // Records locked in key order, so two such PATCHes cannot deadlock.
   const data = rows
-    .map((row, i): Row => ({ ...keyed[i]!.key, ...row, __keys: Object.keys(row) }))
-    .sort((x, y) =>
-      JSON.stringify(resource.key.map((f) => x[f.name])) < JSON.stringify(resource.key.map((f) => y[f.name])) ? -1 : 1,
-    );
+    .map((row, i) => ({ id: keyed[i]!.id, row: { ...keyed[i]!.key, ...row, __keys: Object.keys(row) } }))
+    .sort((x, y) => (x.id < y.id ? -1 : 1))
+    .map((item) => item.row);
   return {
     kind: 'update',
     resource,
