@@ -34,7 +34,7 @@ import type { Tokens } from './tokens.ts';
 export interface EngineOptions {
   readonly registry: Registry;
   readonly db: Database;
-  /** The most rows one page may hold (MAX_ROWS in the README, default 1000). */
+  /** The most rows one page may hold (MAX_ROWS in docs/configuration.md, default 1000). */
   readonly maxRows?: number;
   readonly openapi?: OpenApiOptions;
   /** Compiled reads kept for repeated requests (default 1000; 0 compiles every read). */

@@ -1,5 +1,5 @@
 /**
- * Keyset pages (the README's "The versioned API"): a resource's rows in the order of its keyset
+ * Keyset pages (docs/v1.md): a resource's rows in the order of its keyset
  * fields (a registry option, such as `created_at, id`), the cursor an opaque token of the last
  * row's key, so a walk sees every row once even while rows are inserted.
  */

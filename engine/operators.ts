@@ -21,7 +21,7 @@ interface OperatorSpec {
   readonly grammar: Grammar;
   /** The kinds of field it applies to; a field reached through `->`/`->>` is `jsonb`/`text`. */
   readonly kinds: readonly FieldKind[];
-  /** What it means, for OpenAPI and the README. */
+  /** What it means, for OpenAPI and docs/query-language.md. */
   readonly meaning: string;
   /** `*` in its value stands for `%` (PostgREST's like patterns: `%` is awkward in URLs). */
   readonly starWildcard?: true;

@@ -1,5 +1,5 @@
 /**
- * Imports (the README's "The versioned API"): batch imports, import files and the jobs that import
+ * Imports (docs/v1.md): batch imports, import files and the jobs that import
  * them, for the registry's resources that offer imports. A module beside the engine: it keeps files
  * and jobs in its own tables, writes items through the engine's importers, and this facade is all
  * its callers see.

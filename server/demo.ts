@@ -34,7 +34,11 @@ export async function seedDemo(
   engine: Engine,
 ): Promise<{ organisationId: string; token: string } | null> {
   const [existing] = await db.query('SELECT 1 FROM organisation LIMIT 1');
-  if (existing) return null;
+  return existing ? null : createDemo(db, engine);
+}
+
+/** A new demo organisation, its rows and a token, whatever else the database holds. */
+export async function createDemo(db: Database, engine: Engine): Promise<{ organisationId: string; token: string }> {
   const org = randomUUID();
   const id = () => randomUUID();
   const contacts = [id(), id(), id(), id(), id()];

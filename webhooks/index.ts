@@ -1,5 +1,5 @@
 /**
- * Webhooks (the README's "Webhooks"): the events writes record in the engine's outbox, posted to
+ * Webhooks (docs/webhooks.md): the events writes record in the engine's outbox, posted to
  * the endpoints organisations register (`webhook_endpoint`), signed as Standard Webhooks, retried
  * with backoff over about a day, every try logged (`webhook_delivery`, `webhook_attempt`). A module
  * beside the engine: this facade is all its callers see.
