@@ -5,7 +5,7 @@
  * may also be ordered by its key). The versioned API's
  * collections (`/v1/contacts`) say here what they offer: keyset pages, imports. Adding a resource
  * means adding a table to `tables.ts`, an entry here, and generating a migration
- * (`npm run generate`); the README's "Adding a resource" says more.
+ * (`npm run generate -- --name <name>`); docs/adding-a-resource.md walks through it.
  */
 import { createRegistry, defineResource, type RegistryOptions, type ResourceDefinition } from '@engage/engine';
 import * as t from './tables.ts';

@@ -1,39 +1,67 @@
 /**
- * The README's "Embedding the engine" is the example app's code: examples/run.sh runs that app
- * from the packed engine in CI, and this test holds the guide's key lines to the app's files, so
- * the guide cannot drift from what is tested.
+ * docs/embedding.md is the example app's code: examples/run.sh runs that app from the packed engine in
+ * CI, and this test holds the page's files to the app's, so the guide cannot drift from what is tested.
+ * It then serves the app (its tables, registry, auth and mount) on a test database, sets it up as the
+ * page does and makes the page's calls.
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import type { Database, Engine } from '@engage/engine';
+import type { Hono } from 'hono';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeBlock, expectCalls, shellVariables } from './helpers/curl.ts';
+import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
-const squash = (text: string) => text.replace(/\s+/g, ' ');
+const block = (marker: string) => codeBlock('embedding.md', `embedding: ${marker}`);
+const EXAMPLE = 'examples/workspaces';
 
-const readme = read('README.md');
-const guide = squash(readme.slice(readme.indexOf('## Embedding the engine'), readme.indexOf('## Performance')));
-const example = squash(['app.js', 'server.js', 'express.js'].map((f) => read(`examples/workspaces/${f}`)).join('\n'));
+/** A module of the example, as its server imports it (the engine resolved to its source, as in every test). */
+const example = (file: string): Promise<Record<string, unknown>> =>
+  import(/* @vite-ignore */ new URL(`../${EXAMPLE}/${file}`, import.meta.url).href);
 
 describe('the embedding guide', () => {
-  it.each([
-    "import { createEngine, createRegistry, defineResource, unauthorized } from '@engage/engine';",
-    "import { connectPostgres } from '@engage/engine/postgres';",
-    "import { engageApp } from '@engage/engine/hono';",
-    "defineResource({ name: 'project', table: project, verbs: ['GET', 'POST', 'PATCH', 'DELETE'], orderable: ['name'] }),",
-    "{ tenant: 'workspace_id' },",
-    'await engine.install();',
-    "app.route('/api', engageApp",
-    'if (!',
-    'throw unauthorized();',
-    "import { getRequestListener } from '@hono/node-server';",
-    'req.url = req.originalUrl;',
-    'return listener(req, res);',
-  ])('shows %s, as the tested example has it', (line) => {
-    expect(guide).toContain(squash(line));
-    expect(example).toContain(squash(line));
+  it.each(['schema.js', 'app.js', 'server.js', 'express.js'])('shows %s as the tested example has it', (file) => {
+    expect(`${block(`${EXAMPLE}/${file}`)}\n`).toBe(read(`${EXAMPLE}/${file}`));
   });
 
-  it('says how to pack and install the engine, as examples/run.sh does', () => {
-    expect(guide).toContain('npm pack --workspace engine');
+  it("packs and installs the engine as examples/run.sh does, beside the example's dependencies", () => {
+    const page = read('docs/embedding.md');
+    expect(page).toContain('npm pack --workspace engine');
     expect(read('examples/run.sh')).toContain('npm pack --workspace engine');
+    const install = /^npm install \S+\.tgz (.*)$/m.exec(page)?.[1]?.split(' ');
+    const { dependencies } = JSON.parse(read(`${EXAMPLE}/package.json`)) as { dependencies: object };
+    expect(install?.sort()).toEqual(Object.keys(dependencies).sort());
+  });
+});
+
+describe('the embedding guide, served', () => {
+  let t: TestDatabase;
+  let app: Hono;
+
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await t.db.exec((await example('schema.js')).CREATE_TABLES as string);
+    const createApp = (await example('app.js')).createApp as (db: Database) => { app: Hono; engine: Engine };
+    const served = createApp(t.db);
+    await served.engine.install();
+    await t.db.exec(block('setup'));
+    app = served.app;
+  });
+  afterAll(() => t?.drop());
+
+  it('answers the calls of "Call it" as the page shows', async () => {
+    const calls = block('calls');
+    await expectCalls(calls, shellVariables(calls, {}), (path, init) => app.request(path, init));
+  });
+
+  it("keeps another workspace's key from Acme's rows (the calls above made them)", async () => {
+    const [other] = await t.db.query<{ id: string }>("INSERT INTO workspace (name) VALUES ('B') RETURNING id::text");
+    const key = randomUUID();
+    await t.db.query('INSERT INTO api_key (key, workspace_id) VALUES ($1, $2::uuid)', [key, other!.id]);
+    const projects = async (apiKey: string) =>
+      (await app.request('/api/project?select=name', { headers: { 'X-Api-Key': apiKey } })).json();
+    expect(await projects('acme-key')).toEqual([{ name: 'Apollo' }]);
+    expect(await projects(key)).toEqual([]);
   });
 });

@@ -1,7 +1,6 @@
 import { pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
 import { FIELD_KINDS, type FieldKind } from '../engine/field-kinds.ts';
-import type { Engine } from '../engine/index.ts';
 import { buildOpenApi } from '../engine/openapi/index.ts';
 import { parsePreferences } from '../engine/parse/headers.ts';
 import { parseRequest } from '../engine/parse/index.ts';
@@ -10,7 +9,7 @@ import { createRegistry, defineResource, type Registry, type Resource } from '..
 import { AGGREGATES } from '../engine/request.ts';
 import { registry, registryOptions, resources } from '../schema/registry.ts';
 import { openapiOptions, withServerUrl } from '../server/openapi.ts';
-import { versionedRoutes } from '../server/versioned.ts';
+import { apiOperations, versionedOperations } from './helpers/operations.ts';
 
 type Json = Record<string, unknown>;
 
@@ -156,7 +155,17 @@ describe('buildOpenApi: document', () => {
     for (const { op } of operations(doc)) expect(op.security).toBeUndefined();
   });
 
-  it('offers exactly the operations of the spec and the reads beyond it, HEAD alongside each GET', () => {
+  it('offers exactly the operations the registry declares and the host serves, HEAD alongside each GET', () => {
+    const listed = (document: Document) =>
+      operations(document)
+        .map(({ path, method }) => `${method.toUpperCase()} ${path}`)
+        .sort();
+    expect(listed(doc)).toEqual(apiOperations(registry));
+    expect(listed(withWidget)).toEqual(apiOperations(extended));
+    expect(listed(withWidget)).toEqual(expect.arrayContaining(['GET /widget', 'HEAD /widget', 'DELETE /widget']));
+  });
+
+  it("offers the spec's operations on the spec's resources, and the reads and webhooks beyond it", () => {
     const spec = [
       'GET /segment',
       'GET /appointment',
@@ -193,21 +202,26 @@ describe('buildOpenApi: document', () => {
       'GET /webhook_attempt',
     ];
     // The versioned API: import files, batch and file imports of each collection, jobs, keyset pages.
+    const collections = ['contacts', 'deals', 'appointments'];
     const versioned = [
       'POST /v1/files',
       'GET /v1/imports/{id}',
-      ...['contacts', 'deals', 'appointments'].flatMap((c) => [`POST /v1/${c}/imports/batch`, `POST /v1/${c}/imports`]),
+      ...collections.flatMap((c) => [`POST /v1/${c}/imports/batch`, `POST /v1/${c}/imports`]),
       'GET /v1/contacts',
       'POST /v1/webhook_deliveries/{id}/redeliver',
     ];
-    const expected = [
-      'GET /',
-      ...spec,
-      ...spec.filter((s) => s.startsWith('GET ')).map((s) => s.replace('GET', 'HEAD')),
-      ...versioned,
-    ];
-    const actual = operations(doc).map(({ path, method }) => `${method.toUpperCase()} ${path}`);
-    expect(actual.sort()).toEqual(expected.sort());
+    // Only the resources and collections named here: one added beside them (docs/adding-a-resource.md) is
+    // the registry's say, which the test above holds the document to.
+    const named = new Set(spec.map((s) => s.slice(s.indexOf(' ') + 1)));
+    const offered = apiOperations(registry).filter((o) => {
+      const [method, path] = o.split(' ') as [string, string];
+      if (path.startsWith('/v1/')) {
+        const segment = path.split('/')[2]!;
+        return !registry.collection(segment) || collections.includes(segment);
+      }
+      return method !== 'HEAD' && named.has(path);
+    });
+    expect(offered).toEqual([...spec, ...versioned].sort());
   });
 
   it('gives every operation a unique operationId, its resource as tag and a summary', () => {
@@ -766,25 +780,12 @@ describe('buildOpenApi: structure', () => {
 
 describe('buildOpenApi: the versioned API (/v1)', () => {
   const v1 = operations(doc).filter((o) => o.path.startsWith('/v1/'));
-  const importing = registry.resources.filter((r) => r.imports).map((r) => r.collection!);
   const paging = registry.resources.filter((r) => r.keyset);
 
   it('documents every route server/versioned.ts serves, for each collection offering it, and nothing else', () => {
-    const app = versionedRoutes({
-      engine: {} as Engine,
-      imports: undefined,
-      webhooks: undefined,
-      fileLimit: undefined,
-    });
-    const served = new Set(
-      app.routes.flatMap(({ method, path }) => {
-        const at = path.replace(':id', '{id}');
-        if (!at.includes(':collection')) return [`${method} /v1${at}`];
-        const collections = at === '/:collection' ? paging.map((r) => r.collection!) : importing;
-        return collections.map((c) => `${method} /v1${at.replace(':collection', c)}`);
-      }),
+    expect(v1.map(({ path, method }) => `${method.toUpperCase()} ${path}`).sort()).toEqual(
+      versionedOperations(registry),
     );
-    expect(v1.map(({ path, method }) => `${method.toUpperCase()} ${path}`).sort()).toEqual([...served].sort());
   });
 
   it('serves its paths from beside /api/v1, the server following the document server', () => {

@@ -10,6 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDemo } from '../server/demo.ts';
 import { createTestApp, type TestApp } from './helpers/app.ts';
+import { curlRequest } from './helpers/curl.ts';
 
 interface Example {
   readonly line: number;
@@ -43,46 +44,6 @@ function examples(page: string): Example[] {
     found.push({ line, command, output: output.join('\n') });
   }
   return found;
-}
-
-/** Shell words: single quotes verbatim, double quotes with `$VAR` expanded, bare words likewise. */
-function words(command: string, vars: Record<string, string>): string[] {
-  const expand = (text: string) => text.replace(/\$(\w+)/g, (_, name: string) => vars[name] ?? `$${name}`);
-  const out: string[] = [];
-  const pattern = /'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)/g;
-  for (const match of command.matchAll(pattern)) {
-    out.push(match[1] ?? expand((match[2] ?? match[3]!).replace(/\\(.)/g, '$1')));
-  }
-  return out;
-}
-
-/** The request a curl command line makes (the options the README uses). */
-function request(command: string, vars: Record<string, string>) {
-  const args = words(command, vars).slice(1);
-  const headers = new Headers();
-  const data: string[] = [];
-  let method: string | undefined;
-  let get = false;
-  let url = '';
-  let writeOut: string | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg === '-H') {
-      const [name, ...value] = args[++i]!.split(':');
-      headers.set(name!, value.join(':').trim());
-    } else if (arg === '-d' || arg === '--data-binary') data.push(args[++i]!);
-    else if (arg === '-G') get = true;
-    else if (arg === '-X') method = args[++i];
-    else if (arg === '-I') method = 'HEAD';
-    else if (arg === '-w') writeOut = args[++i];
-    else if (arg === '-o' && args[i + 1] === '/dev/null') i++;
-    else if (arg === '-s') continue;
-    else if (arg.startsWith('-')) throw new Error(`the README test does not know curl's ${arg}`);
-    else url = arg;
-  }
-  if (get && data.length) url += (url.includes('?') ? '&' : '?') + data.join('&');
-  const body = !get && data.length ? data.join('&') : undefined;
-  return { url, writeOut, init: { method: method ?? (body ? 'POST' : 'GET'), headers, body } };
 }
 
 /** Whether `actual` is `shown`, where `…` in `shown` stands for any text. */
@@ -126,7 +87,7 @@ async function freshDemo(): Promise<Record<string, string>> {
 
 /** Runs one example; a placeholder's line sets its variable, any other is checked against its output. */
 async function run(example: Example, vars: Record<string, string>): Promise<void> {
-  const { url, writeOut, init } = request(example.command, vars);
+  const { url, writeOut, init } = curlRequest(example.command, vars);
   const res = await t.app.request(url, init);
   const text = writeOut === undefined ? await res.text() : written(writeOut, res).trimEnd();
   if (example.sets) {

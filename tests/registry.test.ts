@@ -3,7 +3,8 @@
  * filtered, ordered, refused on verbs it does not offer, and described in OpenAPI. With custom
  * fields and a collection of the versioned API, it also gets a `*_details` view of its custom
  * fields, keyset pages and batch imports, still from schema/ alone (tables and registry entries
- * here stand for the ones an operator would add to schema/tables.ts and schema/registry.ts).
+ * here stand for the ones an operator would add to schema/tables.ts and schema/registry.ts). It is
+ * `incident`, not docs/adding-a-resource.md's `ticket`, so that following that page breaks nothing here.
  */
 import {
   boolean,
@@ -25,8 +26,8 @@ import { custom_field } from '../schema/tables.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 
 // Keyed by (organisation_id, id), its keyset served by an index, imports matched on external_id.
-const ticket = pgTable(
-  'ticket',
+const incident = pgTable(
+  'incident',
   {
     id: uuid().notNull().defaultRandom(),
     created_at: timestamp({ withTimezone: true, mode: 'string' }).notNull().defaultNow(),
@@ -39,16 +40,16 @@ const ticket = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.organisation_id, t.id] }),
-    index('ticket_created_at_id_idx').on(t.organisation_id, t.created_at, t.id),
-    unique('ticket_external_id_key').on(t.organisation_id, t.external_id),
+    index('incident_created_at_id_idx').on(t.organisation_id, t.created_at, t.id),
+    unique('incident_external_id_key').on(t.organisation_id, t.external_id),
   ],
 );
 
 const timestamptz = () => timestamp({ withTimezone: true, mode: 'string' });
 
 /** Its custom-field values, shaped like every value table of schema/tables.ts. */
-const ticketValues = pgTable('ticket_custom_field', {
-  ticket_id: uuid().notNull(),
+const incidentValues = pgTable('incident_custom_field', {
+  incident_id: uuid().notNull(),
   custom_field_id: uuid().notNull(),
   created_at: timestamptz().notNull().defaultNow(),
   updated_at: timestamptz().notNull().defaultNow(),
@@ -62,64 +63,69 @@ const ticketValues = pgTable('ticket_custom_field', {
   datetime_value: timestamptz(),
   string_list_value: text().array(),
 });
-const ticketFields = { entity: 'ticket', values: ticketValues, parentKey: 'ticket_id', definitions: custom_field };
+const incidentFields = {
+  entity: 'incident',
+  values: incidentValues,
+  parentKey: 'incident_id',
+  definitions: custom_field,
+};
 
-const ticketResource = defineResource({
-  name: 'ticket',
-  table: ticket,
-  description: 'Support tickets.',
+const incidentResource = defineResource({
+  name: 'incident',
+  table: incident,
+  description: 'Incidents reported.',
   verbs: ['GET'],
   orderable: ['priority'],
   filterable: ['subject', 'priority', 'state'],
-  collection: 'tickets',
+  collection: 'incidents',
   keyset: ['created_at', 'id'],
-  imports: { customFields: ticketFields },
+  imports: { customFields: incidentFields },
 });
 
-const ticketDetails = defineResource({
-  name: 'ticket_details',
-  table: ticket,
-  description: 'Tickets with their custom fields.',
+const incidentDetails = defineResource({
+  name: 'incident_details',
+  table: incident,
+  description: 'Incidents with their custom fields.',
   verbs: ['GET', 'PATCH'],
-  customFields: ticketFields,
+  customFields: incidentFields,
 });
 
 let t: TestApp;
 let org: Organisation;
 
 beforeAll(async () => {
-  t = await createTestApp({ resources: [...resources, ticketResource, ticketDetails] });
+  t = await createTestApp({ resources: [...resources, incidentResource, incidentDetails] });
   // The migration an operator would generate with drizzle-kit for the new table.
-  await t.db.exec(`CREATE TABLE ticket (
+  await t.db.exec(`CREATE TABLE incident (
     id uuid NOT NULL DEFAULT gen_random_uuid(), created_at timestamptz NOT NULL DEFAULT now(),
     updated_at timestamptz NOT NULL DEFAULT now(), organisation_id uuid NOT NULL REFERENCES organisation(id),
     subject text, priority integer, state text, external_id text, PRIMARY KEY (organisation_id, id),
     UNIQUE (organisation_id, external_id));
-    CREATE INDEX ticket_created_at_id_idx ON ticket (organisation_id, created_at, id);
-    CREATE TABLE ticket_custom_field (
-      ticket_id uuid NOT NULL, custom_field_id uuid NOT NULL, created_at timestamptz NOT NULL DEFAULT now(),
+    CREATE INDEX incident_created_at_id_idx ON incident (organisation_id, created_at, id);
+    CREATE TABLE incident_custom_field (
+      incident_id uuid NOT NULL, custom_field_id uuid NOT NULL, created_at timestamptz NOT NULL DEFAULT now(),
       updated_at timestamptz NOT NULL DEFAULT now(), organisation_id uuid NOT NULL, key text, value text,
       date_value date, string_value text, number_value numeric, boolean_value boolean, datetime_value timestamptz,
-      string_list_value text[], PRIMARY KEY (organisation_id, ticket_id, custom_field_id),
-      FOREIGN KEY (organisation_id, ticket_id) REFERENCES ticket (organisation_id, id) ON DELETE CASCADE,
+      string_list_value text[], PRIMARY KEY (organisation_id, incident_id, custom_field_id),
+      FOREIGN KEY (organisation_id, incident_id) REFERENCES incident (organisation_id, id) ON DELETE CASCADE,
       FOREIGN KEY (organisation_id, custom_field_id) REFERENCES custom_field (organisation_id, id) ON DELETE CASCADE);
     ALTER TABLE custom_field DROP CONSTRAINT custom_field_entity_check;
     ALTER TABLE custom_field ADD CONSTRAINT custom_field_entity_check
-      CHECK (entity in ('contact', 'deal', 'appointment', 'ticket'));`);
+      CHECK (entity in ('contact', 'deal', 'appointment', 'incident'));`);
   org = await createOrganisation(t);
   const other = await createOrganisation(t);
-  await insertRows(t.db, 'ticket', org.id, [
+  await insertRows(t.db, 'incident', org.id, [
     { subject: 'Printer on fire', priority: 1, state: 'open' },
     { subject: 'Password reset', priority: 3, state: 'closed' },
     { subject: 'Slow laptop', priority: 2, state: 'open' },
   ]);
-  await insertRows(t.db, 'ticket', other.id, [{ subject: 'Not yours', priority: 0, state: 'open' }]);
+  await insertRows(t.db, 'incident', other.id, [{ subject: 'Not yours', priority: 0, state: 'open' }]);
 });
 afterAll(() => t?.drop());
 
 describe('a resource added through the registry alone', () => {
   it('is listed, filtered and ordered', async () => {
-    const res = await t.call('/ticket?state=eq.open&order=priority.desc&select=subject,priority', org.token);
+    const res = await t.call('/incident?state=eq.open&order=priority.desc&select=subject,priority', org.token);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual([
       { subject: 'Slow laptop', priority: 2 },
@@ -128,11 +134,11 @@ describe('a resource added through the registry alone', () => {
   });
 
   it('keeps to the registry: fields that are not filterable or orderable are 400, other verbs 405', async () => {
-    expect((await t.call('/ticket?created_at=gt.2020-01-01', org.token)).status).toBe(400);
-    const order = await t.call('/ticket?order=subject', org.token);
+    expect((await t.call('/incident?created_at=gt.2020-01-01', org.token)).status).toBe(400);
+    const order = await t.call('/incident?order=subject', org.token);
     expect(order.status).toBe(400);
     expect((await order.json()).code).toBe('UNKNOWN_FIELD');
-    const post = await t.call('/ticket', org.token, { method: 'POST', body: '{}' });
+    const post = await t.call('/incident', org.token, { method: 'POST', body: '{}' });
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
   });
@@ -141,32 +147,34 @@ describe('a resource added through the registry alone', () => {
     const res = await t.call('/', org.token);
     expect(res.status).toBe(200);
     const doc = await res.json();
-    expect(Object.keys(doc.paths['/ticket'])).toEqual(expect.arrayContaining(['get', 'head']));
-    expect(doc.paths['/ticket'].post).toBeUndefined();
-    const schema = doc.components.schemas.ticket;
+    expect(Object.keys(doc.paths['/incident'])).toEqual(expect.arrayContaining(['get', 'head']));
+    expect(doc.paths['/incident'].post).toBeUndefined();
+    const schema = doc.components.schemas.incident;
     expect(schema.properties.priority.type).toEqual(['integer', 'null']);
     expect(schema.properties.state.enum).toEqual(expect.arrayContaining(['open', 'closed']));
-    expect(JSON.stringify(doc.paths['/ticket'].get.parameters)).toContain('filter.ticket.subject');
-    expect(JSON.stringify(doc.components.parameters['order.ticket'])).toContain('priority');
+    expect(JSON.stringify(doc.paths['/incident'].get.parameters)).toContain('filter.incident.subject');
+    expect(JSON.stringify(doc.components.parameters['order.incident'])).toContain('priority');
   });
 
   it('refuses a definition that names a field its table lacks', () => {
-    expect(() => createRegistry([{ ...ticketResource, orderable: ['nope'] }], registryOptions)).toThrow(/nope/);
+    expect(() => createRegistry([{ ...incidentResource, orderable: ['nope'] }], registryOptions)).toThrow(/nope/);
   });
 
   it('gives its writes events once it names them, and refuses events without subscribers', () => {
-    const withEvents = createRegistry([{ ...ticketResource, events: 'ticket' }, ...resources], registryOptions);
-    // Imports create and update tickets; nothing deletes one.
-    expect(withEvents.get('ticket')!.events).toMatchObject({ created: 'ticket.created', deleted: null });
-    expect(withEvents.events!.types).toEqual(expect.arrayContaining(['ticket.created', 'ticket.updated']));
-    expect(withEvents.events!.types).not.toContain('ticket.deleted');
-    expect(() => createRegistry([{ ...ticketResource, events: 'ticket' }], { tenant: 'organisation_id' })).toThrow(
+    const withEvents = createRegistry([{ ...incidentResource, events: 'incident' }, ...resources], registryOptions);
+    // Imports create and update incidents; nothing deletes one.
+    expect(withEvents.get('incident')!.events).toMatchObject({ created: 'incident.created', deleted: null });
+    expect(withEvents.events!.types).toEqual(expect.arrayContaining(['incident.created', 'incident.updated']));
+    expect(withEvents.events!.types).not.toContain('incident.deleted');
+    expect(() => createRegistry([{ ...incidentResource, events: 'incident' }], { tenant: 'organisation_id' })).toThrow(
       /no subscribers/,
     );
   });
 
   it('refuses a field shown once that the database does not generate', () => {
-    expect(() => createRegistry([{ ...ticketResource, shownOnce: ['subject'] }], registryOptions)).toThrow(/generates/);
+    expect(() => createRegistry([{ ...incidentResource, shownOnce: ['subject'] }], registryOptions)).toThrow(
+      /generates/,
+    );
   });
 });
 
@@ -178,7 +186,7 @@ describe('a resource with custom fields and keyset pages, added in the registry 
     const seen: string[] = [];
     let cursor: string | null = null;
     for (let page = 0; page < 5; page++) {
-      const res = await v1(`/tickets?limit=2${cursor ? `&cursor=${cursor}` : ''}`, org.token);
+      const res = await v1(`/incidents?limit=2${cursor ? `&cursor=${cursor}` : ''}`, org.token);
       expect(res.status).toBe(200);
       const body = (await res.json()) as { data: Array<{ subject: string }>; next_cursor: string | null };
       expect(body.data.length).toBeLessThanOrEqual(2);
@@ -187,26 +195,28 @@ describe('a resource with custom fields and keyset pages, added in the registry 
       if (cursor === null) break;
     }
     expect(seen.sort()).toEqual(['Password reset', 'Printer on fire', 'Slow laptop']);
-    expect((await v1('/tickets?cursor=bm90IG91cnM', org.token)).status).toBe(400);
+    expect((await v1('/incidents?cursor=bm90IG91cnM', org.token)).status).toBe(400);
   });
 
   it('shows, writes and imports its custom fields', async () => {
-    await insertRows(t.db, 'custom_field', org.id, [{ key: 'sla_hours', type: 'number', entity: 'ticket' }]);
-    const [ticketId] = await insertRows(t.db, 'ticket', org.id, [{ subject: 'VPN down', priority: 1, state: 'open' }]);
+    await insertRows(t.db, 'custom_field', org.id, [{ key: 'sla_hours', type: 'number', entity: 'incident' }]);
+    const [incidentId] = await insertRows(t.db, 'incident', org.id, [
+      { subject: 'VPN down', priority: 1, state: 'open' },
+    ]);
 
-    const patch = await t.call(`/ticket_details?id=eq.${ticketId}`, org.token, {
+    const patch = await t.call(`/incident_details?id=eq.${incidentId}`, org.token, {
       method: 'PATCH',
       headers: { 'Content-Type': 'application/json' },
       body: '{"state":"closed","sla_hours":4}',
     });
     expect(patch.status).toBe(204);
     // Custom fields come with every field (`*`), as on appointment_details.
-    const shown = await t.call(`/ticket_details?id=eq.${ticketId}`, org.token);
+    const shown = await t.call(`/incident_details?id=eq.${incidentId}`, org.token);
     expect(await shown.json()).toEqual([
       expect.objectContaining({ subject: 'VPN down', state: 'closed', sla_hours: 4 }),
     ]);
 
-    const misfit = await t.call(`/ticket_details?id=eq.${ticketId}`, org.token, {
+    const misfit = await t.call(`/incident_details?id=eq.${incidentId}`, org.token, {
       method: 'PATCH',
       headers: { 'Content-Type': 'application/json' },
       body: '{"sla_hours":"soon"}',
@@ -214,7 +224,7 @@ describe('a resource with custom fields and keyset pages, added in the registry 
     expect(misfit.status).toBe(400);
     expect((await misfit.json()).context).toEqual([{ field: 'sla_hours', message: 'must be a number' }]);
 
-    const batch = await v1('/tickets/imports/batch', org.token, {
+    const batch = await v1('/incidents/imports/batch', org.token, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({
@@ -227,7 +237,7 @@ describe('a resource with custom fields and keyset pages, added in the registry 
     expect(batch.status).toBe(200);
     const result = (await batch.json()) as { results: Array<{ status: string; id?: string }> };
     expect(result.results.map((r) => r.status)).toEqual(['created', 'failed']);
-    const imported = await t.call(`/ticket_details?id=eq.${result.results[0]!.id}`, org.token);
+    const imported = await t.call(`/incident_details?id=eq.${result.results[0]!.id}`, org.token);
     expect(await imported.json()).toEqual([expect.objectContaining({ subject: 'Imported', sla_hours: 8 })]);
   });
 });
@@ -243,14 +253,23 @@ describe('relations, from the foreign keys of schema/tables.ts', () => {
 
   it('reads each foreign key both ways: to one from the referencing resource, to many from the referenced', () => {
     expect(relations('deal')).toEqual(['contact:one:deal_contact_fkey:contact_id->id']);
-    expect(relations('contact')).toEqual([
-      'appointment:many:appointment_contact_fkey:id->contact_id',
-      'appointment_details:many:appointment_contact_fkey:id->contact_id',
-      'contact_note:many:contact_note_contact_fkey:id->contact_id',
-      'custom_entity:many:custom_entity_contact_fkey:id->contact_id',
-      'deal:many:deal_contact_fkey:id->contact_id',
-      'deal_details:many:deal_contact_fkey:id->contact_id',
-    ]);
+    expect(relations('contact')).toEqual(
+      expect.arrayContaining([
+        'appointment:many:appointment_contact_fkey:id->contact_id',
+        'appointment_details:many:appointment_contact_fkey:id->contact_id',
+        'contact_note:many:contact_note_contact_fkey:id->contact_id',
+        'custom_entity:many:custom_entity_contact_fkey:id->contact_id',
+        'deal:many:deal_contact_fkey:id->contact_id',
+        'deal_details:many:deal_contact_fkey:id->contact_id',
+      ]),
+    );
+    // Exactly the references to contacts, read back: a resource added with one (docs/adding-a-resource.md) too.
+    const back = registry.resources.flatMap((r) =>
+      r.relations
+        .filter((x) => x.cardinality === 'one' && x.target.name === 'contact')
+        .map((x) => `${r.name}:many:${x.foreignKey}:${x.targetFields.join(',')}->${x.parentFields.join(',')}`),
+    );
+    expect(relations('contact')).toEqual(back.sort());
   });
 
   it('relates through a junction table many to many: appointment_custom_field pairs appointments and fields', () => {

@@ -23,10 +23,12 @@ export interface TestAppOptions {
   rateLimit?: { requests: number; seconds: number };
   /** How webhooks are delivered (a local receiver needs allowPrivate); the worker runs with `worker`. */
   webhooks?: ApiOptions['webhooks'];
+  /** A database the test created already (while it prepared its resources); a new one by default. */
+  database?: TestDatabase;
 }
 
 export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+  const database = options.database ?? (await createTestDatabase());
   const { app, engine, imports, worker } = buildApi({
     db: database.db,
     resources: options.resources,

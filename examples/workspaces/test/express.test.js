@@ -1,4 +1,4 @@
-// The README's Express snippet, over a real socket: the engine answers under /api, Express keeps the rest.
+// docs/embedding.md's Express server, over a real socket: the engine answers under /api, Express keeps the rest.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { createEngine } from '@engage/engine';
