@@ -111,3 +111,23 @@ export const idempotencyInProgress = (): ApiError =>
     hint: 'Retry shortly with the same key: you will get its response.',
     headers: { 'Retry-After': '1' },
   });
+
+/** What is wrong with a body's value: its item (in an array body), its field, and what it must be. */
+export interface Problem {
+  readonly item?: number;
+  readonly field: string;
+  readonly message: string;
+}
+
+/** A problem as a sentence's words: `item 2: value must be a number`. */
+const showProblem = (p: Problem) =>
+  `${p.item === undefined ? '' : `item ${p.item}: `}${p.field || 'the item'} ${p.message}`;
+
+/** 400 VALIDATION_FAILED: the first problem (and how many more) in the message, each on a line of `details`. */
+export function invalidBody(problems: readonly Problem[]): ApiError {
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
+  return new ApiError('VALIDATION_FAILED', `the body is not valid: ${showProblem(problems[0]!)}${more}`, {
+    details: problems.map(showProblem).join('\n'),
+    context: problems,
+  });
+}

@@ -6,7 +6,18 @@
  * kind is one entry, and the type checker holds each entry to every part.
  */
 import * as v from 'valibot';
-import { DATE, NOT_STORABLE, realDate, storable, TIMESTAMP } from './formats.ts';
+import {
+  arrayElements,
+  DATE,
+  dateWordHint,
+  isDate,
+  isTimestamp,
+  NOT_STORABLE,
+  realDate,
+  storable,
+  storableJson,
+  TIMESTAMP,
+} from './formats.ts';
 import { parseJson } from './parse/body.ts';
 
 interface KindSpec {
@@ -18,8 +29,10 @@ interface KindSpec {
   readonly body: () => v.GenericSchema;
   /** What a filter value must be, in messages ("a uuid"). */
   readonly described: string;
-  /** A filter value's check before the database sees it; PostgreSQL parses the kinds without one. */
-  readonly filter?: (value: string) => boolean;
+  /** A filter value's check before the database sees it, so PostgreSQL never reads a value it would refuse. */
+  readonly filter: (value: string) => boolean;
+  /** What to send instead of a filter value the check refuses, where the message alone does not say. */
+  readonly filterHint?: (value: string) => string | undefined;
   /** JSON Schema of its values as rows leave the API (`{}`: any JSON value). */
   readonly jsonSchema: { readonly type?: string; readonly format?: string; readonly items?: { type: string } };
   /** The TypeScript type of its values. */
@@ -50,9 +63,17 @@ const BODY_NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 const sensibleExponent = (text: string) => Math.abs(Number(/e([+-]?\d+)$/i.exec(text)?.[1] ?? 0)) <= 1000;
 const INT4 = { min: -2147483648, max: 2147483647 };
 
-const text = () => v.pipe(v.string('must be a string'), v.check(storable, NOT_STORABLE));
+const text = (message = 'must be a string') => v.pipe(v.string(message), v.check(storable, NOT_STORABLE));
 const asIs = (cell: string): unknown => cell;
 const number = (cell: string): unknown => (cell.trim() !== '' && Number.isFinite(Number(cell)) ? Number(cell) : cell);
+/** JSON text whose value PostgreSQL's jsonb can hold. */
+const isStorableJson = (text: string): boolean => {
+  try {
+    return storableJson(parseJson(text));
+  } catch {
+    return false;
+  }
+};
 const json = (cell: string): unknown => {
   try {
     return parseJson(cell);
@@ -76,8 +97,9 @@ export const KINDS = {
   text: {
     columns: ['text'],
     sql: 'text',
-    body: text,
-    described: 'text',
+    body: () => text(),
+    described: 'text without NUL characters or unpaired surrogates',
+    filter: storable,
     jsonSchema: { type: 'string' },
     typescript: 'string',
     fromCsv: asIs,
@@ -108,6 +130,8 @@ export const KINDS = {
       ),
     described: 'a whole number',
     filter: (value) => INTEGER.test(value) && Number(value) >= INT4.min && Number(value) <= INT4.max,
+    filterHint: (value) =>
+      INTEGER.test(value) ? `A whole number here is from ${INT4.min} to ${INT4.max}.` : undefined,
     jsonSchema: { type: 'integer', format: 'int32' },
     typescript: 'number',
     fromCsv: number,
@@ -119,11 +143,20 @@ export const KINDS = {
     // A JSON number, or a string holding one for values a double cannot carry exactly.
     body: () =>
       v.union(
-        [v.pipe(v.number(), v.finite()), v.pipe(v.string(), v.regex(BODY_NUMERIC), v.check(sensibleExponent))],
+        [
+          v.pipe(v.number(), v.finite('is too large a number')),
+          v.pipe(
+            v.string(),
+            v.regex(BODY_NUMERIC, 'must be a number, or a string holding one such as "1234.50"'),
+            v.check(sensibleExponent, 'must have an exponent from -1000 to 1000'),
+          ),
+        ],
         'must be a number',
       ),
     described: 'a number',
-    filter: (value) => FILTER_NUMERIC.test(value),
+    filter: (value) => FILTER_NUMERIC.test(value) && sensibleExponent(value.trim()),
+    // Only the exponent can fail a value of the right form.
+    filterHint: (value) => (FILTER_NUMERIC.test(value) ? "A number's exponent is from -1000 to 1000." : undefined),
     jsonSchema: { type: 'number' },
     typescript: 'number',
     fromCsv: number,
@@ -139,6 +172,8 @@ export const KINDS = {
         v.check(realDate, 'is not a real date'),
       ),
     described: 'a date (YYYY-MM-DD)',
+    filter: (value) => isDate(value.trim()),
+    filterHint: (value) => dateWordHint(value, '2026-12-01'),
     jsonSchema: { type: 'string', format: 'date' },
     typescript: 'string',
     fromCsv: asIs,
@@ -153,7 +188,10 @@ export const KINDS = {
         v.regex(TIMESTAMP, 'must be an ISO 8601 timestamp with an offset, such as 2026-12-01T09:00:00Z'),
         v.check(realDate, 'is not a real date'),
       ),
-    described: 'an ISO 8601 timestamp',
+    // A filter also takes a day, meaning its midnight in UTC: `won_at=gte.2026-12-01`.
+    described: 'an ISO 8601 timestamp with an offset (such as 2026-12-01T09:00:00Z) or a date (YYYY-MM-DD)',
+    filter: (value) => isTimestamp(value.trim()) || isDate(value.trim()),
+    filterHint: (value) => dateWordHint(value, "2026-12-01T09:00:00Z (JavaScript's toISOString() gives one)"),
     jsonSchema: { type: 'string', format: 'date-time' },
     typescript: 'string',
     fromCsv: asIs,
@@ -162,8 +200,9 @@ export const KINDS = {
   'text[]': {
     columns: ['text[]'],
     sql: 'text[]',
-    body: () => v.array(text(), 'must be an array of strings'),
+    body: () => v.array(text('must be an array of strings'), 'must be an array of strings'),
     described: 'an array literal such as {a,b}',
+    filter: (value) => arrayElements(value) !== null && storable(value),
     jsonSchema: { type: 'array', items: { type: 'string' } },
     typescript: 'string[]',
     fromCsv: json,
@@ -172,8 +211,9 @@ export const KINDS = {
   jsonb: {
     columns: ['jsonb'],
     sql: 'jsonb',
-    body: () => v.unknown(),
-    described: 'JSON',
+    body: () => v.pipe(v.unknown(), v.check(storableJson, NOT_STORABLE)),
+    described: 'JSON without NUL characters or unpaired surrogates',
+    filter: isStorableJson,
     jsonSchema: {},
     typescript: 'Json',
     fromCsv: json,

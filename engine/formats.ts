@@ -10,9 +10,12 @@ export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 /** `YYYY-MM-DD`. */
 export const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-/** ISO 8601 with an offset: `2026-12-01T09:00:00Z`, `2026-12-01T09:00:00.5+01:00`, seconds optional. */
+/**
+ * ISO 8601 with an offset: `2026-12-01T09:00:00Z`, `2026-12-01T09:00:00.5+01:00`, seconds optional.
+ * Any number of fractional digits (.NET writes seven); PostgreSQL rounds them to microseconds.
+ */
 export const TIMESTAMP =
-  /^\d{4}-\d{2}-\d{2}[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,6})?)?(?:Z|[+-](?:0\d|1[0-5])(?::?[0-5]\d)?)$/i;
+  /^\d{4}-\d{2}-\d{2}[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z|[+-](?:0\d|1[0-5])(?::?[0-5]\d)?)$/i;
 
 /** A real calendar day in the leading `YYYY-MM-DD`, so `2026-02-30` is refused before PostgreSQL sees it. */
 export function realDate(text: string): boolean {
@@ -26,3 +29,97 @@ export function realDate(text: string): boolean {
 /** Text PostgreSQL can store: no NUL character, no unpaired surrogate. */
 export const storable = (text: string): boolean => !text.includes('\u0000') && text.isWellFormed();
 export const NOT_STORABLE = 'must not contain NUL characters or unpaired surrogates';
+
+/** A JSON value PostgreSQL can store: every string in it, keys too, storable. */
+export const storableJson = (value: unknown): boolean =>
+  typeof value === 'string'
+    ? storable(value)
+    : typeof value !== 'object' ||
+      value === null ||
+      Object.entries(value).every(([k, v]) => storable(k) && storableJson(v));
+
+/** A date as bodies and filters take it: `YYYY-MM-DD`, a real day. */
+export const isDate = (text: string): boolean => DATE.test(text) && realDate(text);
+
+/** A timestamp as bodies and filters take it: ISO 8601 with an offset, on a real day. */
+export const isTimestamp = (text: string): boolean => TIMESTAMP.test(text) && realDate(text);
+
+/**
+ * Words PostgreSQL reads as dates and times. The API takes ISO 8601 only, whose meaning does not
+ * depend on the database's clock or settings, so these get a hint saying what to send instead.
+ */
+const DATE_WORDS: ReadonlySet<string> = new Set([
+  'now',
+  'today',
+  'tomorrow',
+  'yesterday',
+  'epoch',
+  'infinity',
+  '+infinity',
+  '-infinity',
+  'allballs',
+]);
+
+/** The hint for a date or time written as one of PostgreSQL's words, such as `tomorrow`; `example` is of the field. */
+export const dateWordHint = (text: string, example: string): string | undefined =>
+  DATE_WORDS.has(text.trim().toLowerCase())
+    ? `"${text.trim()}" is a word only PostgreSQL reads: send an ISO 8601 value instead, computed on the client,` +
+      ` such as ${example}.`
+    : undefined;
+
+/** Whitespace as PostgreSQL's array parser skips it. */
+const ARRAY_SPACE = new Set([' ', '\t', '\n', '\r', '\v', '\f']);
+
+/**
+ * The elements of a one-dimensional PostgreSQL array literal (`{a,"b,c",NULL}`) as PostgreSQL reads
+ * them (an unquoted NULL is null), or null when the text is not one; so each element of a list can
+ * be checked like a single value.
+ */
+export function arrayElements(literal: string): Array<string | null> | null {
+  let i = 0;
+  const skipSpace = () => {
+    while (ARRAY_SPACE.has(literal.charAt(i))) i++;
+  };
+  const end = () => {
+    i++;
+    skipSpace();
+    return i === literal.length;
+  };
+  skipSpace();
+  if (literal[i] !== '{') return null;
+  i++;
+  skipSpace();
+  const elements: Array<string | null> = [];
+  if (literal[i] === '}') return end() ? elements : null;
+  for (;;) {
+    skipSpace();
+    let value = '';
+    if (literal[i] === '"') {
+      for (i++; literal[i] !== '"'; i++) {
+        if (literal[i] === '\\') i++;
+        if (i >= literal.length) return null;
+        value += literal[i];
+      }
+      i++;
+      skipSpace();
+      elements.push(value);
+    } else {
+      // Unquoted: trailing whitespace is dropped unless escaped; a bare NULL is null.
+      let escaped = false;
+      let kept = 0;
+      for (; i < literal.length && !'{}",'.includes(literal[i]!); i++) {
+        const isEscape = literal[i] === '\\';
+        if (isEscape && ++i >= literal.length) return null;
+        value += literal[i];
+        escaped ||= isEscape;
+        if (isEscape || !ARRAY_SPACE.has(literal[i]!)) kept = value.length;
+      }
+      value = value.slice(0, kept);
+      if (value === '' && !escaped) return null;
+      elements.push(!escaped && value.toLowerCase() === 'null' ? null : value);
+    }
+    if (literal[i] === '}') return end() ? elements : null;
+    if (literal[i] !== ',') return null;
+    i++;
+  }
+}

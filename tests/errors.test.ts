@@ -9,6 +9,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mapDatabaseError } from '../engine/db/errors.ts';
 import type { Database } from '../engine/index.ts';
 import { registry } from '../schema/registry.ts';
 import { createApp } from '../server/app.ts';
@@ -213,8 +214,8 @@ describe('400 INVALID_QUERY: values and operators that do not fit their field', 
     ['/contact?select=id->x', ['id->x']],
     ['/contact?order=display_name->x', ['display_name->x']],
     ['/contact?city=eq.%E0%A4%A', ['percent-encoding']],
-    ['/appointment_custom_field?string_list_value=cs.{unclosed', ['malformed array']],
-    ['/deal?value=eq.1e999999', ['numeric']],
+    ['/appointment_custom_field?string_list_value=cs.{unclosed', ['{unclosed', 'string_list_value', 'array literal']],
+    ['/deal?value=eq.1e999999', ['1e999999', 'value']],
   ])('%s', async (path, fragments) => {
     const body = await expectError(await get(path), 400, 'INVALID_QUERY');
     for (const fragment of fragments) expect(body.message).toContain(fragment);
@@ -709,6 +710,66 @@ describe('driver failures mapped by SQLSTATE (fake databases)', () => {
       }
       expect(text).not.toMatch(/\bat .*:\d+:\d+/);
     }
+  });
+});
+
+describe("values PostgreSQL refuses are told in our words, never PostgreSQL's", () => {
+  /** PostgreSQL's own words for these failures, none of which may reach a caller. */
+  const POSTGRES_TEXT = new RegExp(
+    [
+      'integer out of range',
+      'value out of range',
+      'field overflow',
+      'invalid regular expression',
+      'must not end with escape',
+      'syntax error in tsquery',
+      'cannot cast type',
+      'unsupported Unicode',
+      'byte sequence',
+    ].join('|'),
+    'i',
+  );
+  let deals: Organisation;
+  beforeAll(async () => {
+    deals = await createOrganisation(t);
+    await insertRows(t.db, 'deal', deals.id, [{ name: 'abcd', value: '1e40' }]);
+  });
+  it.each([
+    ['a number computed out of its range (a cast in select)', '/deal?select=value::int', 'out of range'],
+    ['a stored number out of a narrower type', '/deal?select=value::float4&value=gt.0', 'out of range'],
+    ['a regular expression that does not compile', '/deal?name=match.(', 'regular expression'],
+    ['a like pattern ending with its escape character', '/deal?name=like.abc%5C', 'backslash'],
+    ['a to_tsquery syntax error', '/deal?name=fts.%26%26%26', 'full-text search'],
+    ['a cast that does not exist', '/deal?select=id::int', 'cast'],
+    ['a NUL character in a JSON key', '/custom_entity?data->a%00b=eq.1', 'cannot store'],
+  ])('%s: %s', async (_what, path, words) => {
+    const body = await expectError(await t.call(path, deals.token), 400, 'INVALID_QUERY');
+    expect(body.message).toContain(words);
+    for (const text of [body.message, body.details, body.hint]) expect(text ?? '').not.toMatch(POSTGRES_TEXT);
+  });
+
+  it.each([
+    '22001',
+    '22003',
+    '22007',
+    '22008',
+    '22012',
+    '22021',
+    '22023',
+    '22P02',
+    '22P05',
+    '2201B',
+    '22025',
+    '42846',
+    '42601',
+    '42704',
+    '54000',
+  ])('SQLSTATE %s: no message, detail or hint of PostgreSQL reaches the caller', (code) => {
+    // The words that make 42601 and 42704 a caller's search, with PostgreSQL's quoting of the value.
+    const postgres = 'syntax error in tsquery: text search configuration "9999999-01-01" SELECT $1::text::date';
+    const error = mapDatabaseError({ code, message: postgres, detail: postgres, hint: postgres });
+    expect(error.status).toBe(400);
+    for (const text of [error.message, error.details, error.hint]) expect(text ?? '').not.toMatch(/9999999|SELECT/);
   });
 });
 

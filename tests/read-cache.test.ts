@@ -169,6 +169,23 @@ describe('ReadCache by shape', () => {
     }
   });
 
+  it('checks dates and timestamps as the planner does: ISO 8601 only, as bodies take them', () => {
+    const { read, fresh } = compiling();
+    read('birthday=gte.2000-01-01&created_at=lt.2026-11-26T07:00:00.000Z');
+    for (const [birthday, created] of [
+      ['tomorrow', '2026-12-01'],
+      ['2000-01-01', 'now'],
+      ['01/02/2026', '2026-12-01'],
+      ['2000-01-01', '2026-12-01T09:00:00'],
+    ]) {
+      const query = `birthday=gte.${birthday}&created_at=lt.${created}`;
+      expect(thrown(() => read(query))).toEqual(thrown(() => fresh(query)));
+    }
+    expect(read('birthday=gte.1999-12-31&created_at=lt.2026-12-01')).toEqual(
+      fresh('birthday=gte.1999-12-31&created_at=lt.2026-12-01'),
+    );
+  });
+
   it('holds whole a read whose value also fills another parameter, or whose count the planner estimates', () => {
     const { compiled, read, fresh } = compiling();
     read('display_name=eq.5&limit=5');
@@ -267,6 +284,17 @@ describe('cached reads over HTTP', () => {
       const bad = await t.call(byId('not-a-uuid'), one.token);
       expect(bad.status).toBe(400);
     }
+  });
+
+  it('refuses a PostgreSQL date word in a shape it answered with a date', async () => {
+    const byBirthday = (value: string) => `/contact?birthday=gte.${value}&select=display_name`;
+    expect((await t.call(byBirthday('2000-01-01'), one.token)).status).toBe(200);
+    const res = await t.call(byBirthday('tomorrow'), one.token);
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { code: string; message: string; hint: string };
+    expect(body.code).toBe('INVALID_QUERY');
+    expect(body.message).toBe('"tomorrow" is not a date (YYYY-MM-DD), as field birthday requires');
+    expect(body.hint).toContain('send an ISO 8601 value instead');
   });
 
   it('still refuses a bad request every time it is made', async () => {

@@ -1,8 +1,8 @@
 /**
- * Database failures to contract errors. SQLSTATE decides; messages shown to callers are our own
- * or PostgreSQL's value-parsing messages, never SQL text.
+ * Database failures to contract errors. SQLSTATE decides, and every message, detail and hint is in
+ * our words: PostgreSQL's own text names types, functions and SQL the caller never wrote.
  */
-import { ApiError, idempotencyInProgress } from '../errors.ts';
+import { ApiError, idempotencyInProgress, invalidBody } from '../errors.ts';
 import type { Tenancy } from '../registry/index.ts';
 import { PoolBusy } from './admission.ts';
 
@@ -40,10 +40,6 @@ function keyOf(detail: string, tenant: string | undefined): string | undefined {
   const match = /^Key \(([^,)]+), (.+)\)=\([^,]*, (.*)\) /s.exec(detail);
   return match && match[1] === tenant ? `${match[2]} = ${match[3]}` : undefined;
 }
-
-/** Each problem of a validation failure on a line of `details`. */
-const problemLines = (problems: ReadonlyArray<{ field: string; message: string }>) =>
-  problems.map((p) => `${p.field} ${p.message}`).join('\n');
 
 /** Checks a write statement failed on purpose (engage_fail, SQLSTATE EN001): code -> error. */
 function failedCheck(code: string, detail: string, within: string): ApiError {
@@ -100,13 +96,8 @@ function failedCheck(code: string, detail: string, within: string): ApiError {
         },
       );
     }
-    default: {
-      const problems = JSON.parse(detail || '[]') as Array<{ field: string; message: string }>;
-      return new ApiError('VALIDATION_FAILED', 'the body is not valid: a custom-field value does not fit its type', {
-        details: problemLines(problems),
-        context: problems,
-      });
-    }
+    default:
+      return invalidBody(JSON.parse(detail || '[]'));
   }
 }
 
@@ -130,6 +121,57 @@ const UNREACHABLE = new Set([
   // The port's own: a connection gave no answer within the statement timeout and a margin.
   'STATEMENT_STALLED',
 ]);
+
+/** Values the caller sent that PostgreSQL could not read or compute with, told in our words by SQLSTATE. */
+const CALLER_INPUT: Record<string, { message: string; hint?: string }> = {
+  '22001': { message: 'a value in the request is longer than its field holds' },
+  '22003': {
+    message: 'a number in the request, or one computed from it, is out of range for its type',
+    hint: 'A cast in select to a wider type (numeric rather than int, float8 rather than real) holds larger values.',
+  },
+  '22007': {
+    message: 'a date or timestamp in the request is not in a form the database reads',
+    hint: 'Send dates as YYYY-MM-DD and timestamps in ISO 8601 with an offset, such as 2026-12-01T09:00:00Z.',
+  },
+  '22008': {
+    message: 'a date or timestamp in the request, or one computed from it, is out of range',
+    hint: 'Send dates as YYYY-MM-DD and timestamps in ISO 8601 with an offset, with years from 0001 to 9999.',
+  },
+  '22012': { message: 'the request divides by zero' },
+  '22021': { message: 'a value in the request holds a character the database cannot store, such as NUL' },
+  '22P05': { message: 'a value in the request holds a character the database cannot store, such as \\u0000 in JSON' },
+  '2201B': {
+    message: 'a match or imatch pattern is not a valid regular expression',
+    hint: 'Patterns are POSIX regular expressions: escape ( ) [ ] { } . * + ? with a backslash to match them as text.',
+  },
+  '22025': {
+    message: 'a like or ilike pattern ends with a backslash, which escapes the character after it',
+    hint: 'Write two backslashes to match a backslash itself.',
+  },
+  '42846': {
+    message: 'a cast in select asks for a conversion the database does not make, such as a uuid to int',
+    hint: 'Cast to text, or to a type of the same kind (int to numeric, timestamptz to date).',
+  },
+  '42601': {
+    message: 'the full-text search query is not valid to_tsquery syntax',
+    hint: 'fts takes words joined by & | ! and <->; plfts takes plain words, wfts web-search syntax.',
+  },
+  '42704': { message: 'the text-search configuration of the search does not exist' },
+};
+
+/**
+ * What a failure of the caller's input is told, or undefined when it is not one: class 22 (a value
+ * that did not parse or overflowed), 42846 (a cast in `select` PostgreSQL has not got), and a
+ * text-search query or configuration PostgreSQL cannot read.
+ */
+function callerInputError(sqlstate: string, text: string): { message: string; hint?: string } | undefined {
+  const ours = CALLER_INPUT[sqlstate];
+  if (sqlstate.startsWith('22')) return ours ?? { message: 'a value in the request is not valid for its field' };
+  if (sqlstate === '42846') return ours;
+  if (sqlstate === '42601' && text.includes('tsquery')) return ours;
+  if (sqlstate === '42704' && text.includes('text search configuration')) return ours;
+  return undefined;
+}
 
 /**
  * Any thrown value as the ApiError a caller sees: an ApiError as it is, a database failure by its
@@ -193,7 +235,8 @@ export function mapDatabaseError(error: unknown, tenancy: Tenancy | null = null)
     });
   }
   if (sqlstate === '54000') {
-    return new ApiError('VALIDATION_FAILED', `the body is not valid: a value is too long to be stored (${text})`, {
+    return new ApiError('VALIDATION_FAILED', 'a value in the request is too large for the database to store or index', {
+      hint: 'Send a shorter value.',
       cause: error,
     });
   }
@@ -234,18 +277,7 @@ export function mapDatabaseError(error: unknown, tenancy: Tenancy | null = null)
       },
     );
   }
-  // Class 22: a value the caller sent did not parse as its type (dates, arrays, regexes...);
-  // 42846: a cast the caller asked for in `select` that PostgreSQL has not got;
-  // a text-search query or language the caller wrote that PostgreSQL cannot read.
-  const callerInput =
-    sqlstate.startsWith('22') ||
-    sqlstate === '42846' ||
-    (sqlstate === '42601' && text.includes('tsquery')) ||
-    (sqlstate === '42704' && text.includes('text search configuration'));
-  if (callerInput) {
-    return new ApiError('INVALID_QUERY', `a value in the request is not valid for its field: ${text}`, {
-      cause: error,
-    });
-  }
+  const refused = callerInputError(sqlstate, text);
+  if (refused) return new ApiError('INVALID_QUERY', refused.message, { hint: refused.hint, cause: error });
   return new ApiError('INTERNAL_ERROR', 'an unexpected error occurred; it has been logged', { cause: error });
 }

@@ -6,7 +6,7 @@
  */
 import * as v from 'valibot';
 import type { Row } from '../db/port.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, invalidBody, type Problem } from '../errors.ts';
 import { KINDS } from '../field-kinds.ts';
 import type { Field, Resource } from '../registry/index.ts';
 
@@ -51,12 +51,6 @@ export function bodySchemas(resource: Resource): BodySchemas {
     schema: { create: partial(create), update: partial(update) },
     tenant: resource.tenant && KINDS[resource.tenant.kind].body(),
   };
-}
-
-export interface Problem {
-  readonly item?: number;
-  readonly field: string;
-  readonly message: string;
 }
 
 export interface InspectedItem {
@@ -130,21 +124,7 @@ export function problemsError(
       context: unknown,
     });
   }
-  if (invalid.length > 0) {
-    const first = invalid[0]!;
-    const where = first.item === undefined ? '' : `item ${first.item}: `;
-    const more = invalid.length > 1 ? ` (and ${invalid.length - 1} more)` : '';
-    return new ApiError(
-      'VALIDATION_FAILED',
-      `the body is not valid: ${where}${first.field || 'the item'} ${first.message}${more}`,
-      {
-        details: invalid
-          .map((p) => `${p.item === undefined ? '' : `item ${p.item}: `}${p.field || 'the item'} ${p.message}`)
-          .join('\n'),
-        context: invalid,
-      },
-    );
-  }
+  if (invalid.length > 0) return invalidBody(invalid);
   return null;
 }
 

@@ -5,6 +5,7 @@
  */
 import { type CustomField, customValueProblem } from '../custom-fields.ts';
 import type { Row } from '../db/port.ts';
+import { invalidBody, type Problem } from '../errors.ts';
 import type { Resource, Tenancy } from '../registry/index.ts';
 import { type BodySchemas, inspectItem, problemsError } from './body.ts';
 
@@ -61,7 +62,7 @@ function accept(checks: ItemChecks, item: unknown, index: number): Accepted | It
   }
   const row: Row = {};
   const custom: Array<[CustomField, unknown]> = [];
-  const invalid: Array<{ field: string; message: string }> = [];
+  const invalid: Problem[] = [];
   for (const [key, value] of Object.entries(inspected.row)) {
     const field = resource.field(key) ? undefined : customFields.get(key);
     if (!field) {
@@ -73,7 +74,8 @@ function accept(checks: ItemChecks, item: unknown, index: number): Accepted | It
     else custom.push([field, value]);
   }
   if (invalid.length > 0) {
-    return failure(index, 'VALIDATION_FAILED', `${invalid[0]!.field} ${invalid[0]!.message}`, invalid);
+    const error = invalidBody(invalid);
+    return failure(index, error.code, error.message, error.context);
   }
   return { index, row, custom };
 }

@@ -8,10 +8,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Row } from '../db/port.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, type Problem } from '../errors.ts';
 import { KINDS } from '../field-kinds.ts';
 import type { Field, Relation, Resource } from '../registry/index.ts';
-import { type BodySchemas, inspectItem, type Problem } from './body.ts';
+import { type BodySchemas, inspectItem } from './body.ts';
 
 /** A to-one relation an item names its record of: resolved to the foreign key in the statement. */
 export interface PlannedReference {
@@ -122,10 +122,9 @@ export function takeNested(
 export function namingProblem(field: Field, value: unknown): string | null {
   if (value === undefined || value === null) return 'is required: it names the record';
   const kind = KINDS[field.kind];
-  const fits =
-    (typeof value === 'string' || typeof value === 'number') &&
-    (!('filter' in kind) || (typeof value === 'string' && kind.filter(value)));
-  return fits ? null : `must be ${kind.described}`;
+  // A key is matched as a filter value is: a number by its text.
+  const text = typeof value === 'number' ? String(value) : value;
+  return typeof text === 'string' && kind.filter(text) ? null : `must be ${kind.described}`;
 }
 
 /** The target fields a reference names its record by, or what is wrong with it. */

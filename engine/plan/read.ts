@@ -33,7 +33,7 @@ import type {
   SpreadColumn,
   Target,
 } from './types.ts';
-import { arrayLiteral, checkValue } from './values.ts';
+import { arrayLiteral, checkList, checkValue } from './values.ts';
 
 /** The resource's field of that name; 400 UNKNOWN_FIELD listing its fields when it has none. */
 export function knownField(resource: Resource, name: string): Field {
@@ -107,6 +107,7 @@ function planOperation(target: Target, operation: Operation): PlannedOperation {
       for (const v of operation.values) checkValue(name, kind, v);
       return { kind: 'in', list: arrayLiteral(operation.values) };
     case 'search':
+      checkValue(name, kind, operation.value);
       return { kind: 'search', op: operation.op, config: operation.config, query: operation.value };
     case 'compare': {
       const { op, quantifier } = operation;
@@ -126,13 +127,7 @@ function planOperation(target: Target, operation: Operation): PlannedOperation {
       if (!applies(SCALAR_KINDS, kind)) {
         refuse(target, `${op}(${quantifier})`, `it applies to scalar fields, and this field is ${kind}`);
       }
-      if (!/^\{.*\}$/s.test(operation.value.trim())) {
-        throw new ApiError(
-          'INVALID_QUERY',
-          `${op}(${quantifier}) on ${name} takes a list literal such as {a,b}, not "${operation.value}"`,
-          { context: { field: name, value: operation.value } },
-        );
-      }
+      checkList(name, kind, operation.value, `${op}(${quantifier})`);
       return { kind: 'quantified', op, quantifier, list: value };
     }
   }

@@ -1,18 +1,34 @@
 /**
  * Filter values checked against their field's kind before they reach the database, so a typo
- * gets a message naming the field instead of a database error. Dates, timestamps, arrays and JSON
- * are left to PostgreSQL's own parser (its errors are mapped to 400 by the execute stage).
+ * gets a message naming the field instead of a database error: each kind's check is its `filter`
+ * in field-kinds.ts (dates and timestamps in ISO 8601, as bodies take them).
  */
 import { ApiError } from '../errors.ts';
 import { type FieldKind, KINDS } from '../field-kinds.ts';
+import { arrayElements } from '../formats.ts';
 
 export function checkValue(field: string, kind: FieldKind, value: string): void {
   const spec = KINDS[kind];
-  if ('filter' in spec && !spec.filter(value)) {
+  if (!spec.filter(value)) {
     throw new ApiError('INVALID_QUERY', `"${value}" is not ${spec.described}, as field ${field} requires`, {
+      hint: 'filterHint' in spec ? spec.filterHint(value) : undefined,
       context: { field, value, expected: spec.described },
     });
   }
+}
+
+/**
+ * The elements of a list literal (`eq(any).{a,b}`) checked like single values; 400 when it is not
+ * a one-dimensional array literal. `what` is the operator as written, for the message.
+ */
+export function checkList(field: string, kind: FieldKind, literal: string, what: string): void {
+  const elements = arrayElements(literal);
+  if (elements === null) {
+    throw new ApiError('INVALID_QUERY', `${what} on ${field} takes a list literal such as {a,b}, not "${literal}"`, {
+      context: { field, value: literal },
+    });
+  }
+  for (const element of elements) if (element !== null) checkValue(field, kind, element);
 }
 
 /** A PostgreSQL array literal of the given elements, each quoted: `{"a","b \"c\""}`. */

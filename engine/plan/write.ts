@@ -6,11 +6,12 @@
  */
 
 import type { Row } from '../db/port.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, invalidBody, type Problem } from '../errors.ts';
+import { NOT_STORABLE, storableJson } from '../formats.ts';
 import { strongVersions } from '../parse/preconditions.ts';
 import type { Field, Resource } from '../registry/index.ts';
 import type { ApiRequest } from '../request.ts';
-import { type BodySchemas, checkItems, type Problem } from './body.ts';
+import { type BodySchemas, checkItems } from './body.ts';
 import { checkNested, type Nested, namingProblem, takeNested } from './nested.ts';
 import { knownField, planCondition, planRepresentation, wholeField } from './read.ts';
 import type { DeletePlan, IfMatch, InsertPlan, PlannedCondition, UpdatePlan, WriteOutput } from './types.ts';
@@ -178,13 +179,16 @@ export function planUpdate(
   const row = rows[0]!;
   const fields = resource.fields.filter((f) => f.name in row);
   const custom = isCustom ? Object.fromEntries(Object.entries(row).filter(([k]) => isCustom(k))) : {};
-  // JSON numbers too large for a double arrive as Infinity, which would be written as null.
-  const huge = Object.entries(custom).filter(([, value]) => typeof value === 'number' && !Number.isFinite(value));
-  if (huge.length > 0) {
-    throw new ApiError('VALIDATION_FAILED', `the body is not valid: ${huge[0]![0]} is too large a number`, {
-      context: huge.map(([field]) => ({ field, message: 'is too large a number' })),
-    });
-  }
+  // The statement checks custom values against their types, but must be able to read them first: JSON
+  // numbers too large for a double arrive as Infinity (written as null), and jsonb refuses NUL.
+  const unfit = Object.entries(custom).flatMap(([field, value]) =>
+    typeof value === 'number' && !Number.isFinite(value)
+      ? [{ field, message: 'is too large a number' }]
+      : storableJson(value)
+        ? []
+        : [{ field, message: NOT_STORABLE }],
+  );
+  if (unfit.length > 0) throw invalidBody(unfit);
   return {
     kind: 'update',
     resource,
