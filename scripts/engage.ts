@@ -1,6 +1,6 @@
 /**
- * The `engage` command (bin/engage.js; the npm scripts call it): serve, migrate, token, seed,
- * import, openapi. Usage errors exit 2, failures 1.
+ * The `engage` command (bin/engage.js; the npm scripts call it): serve, migrate, token,
+ * organisation, seed, import, openapi. Usage errors exit 2, failures 1.
  */
 
 import { buildOpenApi } from '@engage/engine';
@@ -10,6 +10,7 @@ import { poolerHint } from '../server/database.ts';
 import { openapiOptions } from '../server/openapi.ts';
 import { importCommand } from './import.ts';
 import { migrateCommand } from './migrate.ts';
+import { organisationCommand } from './organisation.ts';
 import { seedCommand } from './seed.ts';
 import { tokenCommand } from './token.ts';
 
@@ -26,6 +27,7 @@ program
   });
 program.addCommand(migrateCommand());
 program.addCommand(tokenCommand());
+program.addCommand(organisationCommand());
 program.addCommand(seedCommand());
 program.addCommand(importCommand());
 program

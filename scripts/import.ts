@@ -2,11 +2,14 @@
  * `engage import <file>`: a large import through the running server's API (the README's "The
  * versioned API"): uploads the file (POST /v1/files), starts the job (POST /v1/<collection>/imports),
  * follows it (GET /v1/imports/<id>) with a progress bar, and prints a summary with the first errors.
+ * Exits 1 when the job or any item failed (0 with --allow-failures), 2 on a usage error. With
+ * --columns or --ignore-unknown the file's columns are renamed or dropped first (columns.ts).
  */
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { parse } from 'csv-parse';
+import { type Columns, ColumnsError, parseColumns, reshape } from './columns.ts';
 import { progress } from './progress.ts';
 
 const TYPES: Record<string, string> = {
@@ -96,6 +99,73 @@ async function call<T>(
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+interface ItemSchema {
+  properties?: Record<string, unknown>;
+  'x-resource'?: string;
+  'x-custom-field-entity'?: string;
+}
+
+/**
+ * The keys an item of the collection may have: its resource's fields and its custom fields' keys, as
+ * the server's OpenAPI document (x-resource, x-custom-field-entity) and custom_field say.
+ */
+async function knownKeys(base: string, token: string, collection: string): Promise<Set<string>> {
+  const document = await call<{ components?: { schemas?: Record<string, ItemSchema> } }>(
+    base,
+    token,
+    'GET',
+    '/api/v1/',
+  );
+  const schemas = document.components?.schemas ?? {};
+  const item = schemas[`${collection}.import_item`];
+  if (!item) throw new CliError(`the server has no import of "${collection}" (--collection).`);
+  const fields = Object.keys(schemas[item['x-resource'] ?? '']?.properties ?? {});
+  const known = new Set([...Object.keys(item.properties ?? {}), ...fields]);
+  const entity = item['x-custom-field-entity'];
+  // Page by page: the server caps a page at its MAX_ROWS.
+  for (let offset = 0; entity !== undefined; ) {
+    const query = `select=key&entity=eq.${encodeURIComponent(entity)}&order=id&offset=${offset}`;
+    const page = await call<Array<{ key: string }>>(base, token, 'GET', `/api/v1/custom_field?${query}`);
+    if (page.length === 0) break;
+    for (const { key } of page) known.add(key);
+    offset += page.length;
+  }
+  return known;
+}
+
+/** The file to upload and its item count: as it is, or reshaped by --columns and --ignore-unknown (said on stderr). */
+async function prepare(
+  content: Buffer,
+  type: string,
+  options: { columns?: Columns; ignoreUnknown?: boolean; collection: string },
+  known: () => Promise<Set<string>>,
+): Promise<{ content: Buffer; total: number }> {
+  if (!options.columns && !options.ignoreUnknown) return { content, total: await countItems(content, type) };
+  const reshaped = reshape(
+    content,
+    type,
+    options.columns ?? new Map(),
+    options.ignoreUnknown ? await known() : undefined,
+  );
+  const list = (names: readonly string[]) => names.join(', ');
+  if (reshaped.renamed.length > 0)
+    console.error(`Renamed columns: ${list(reshaped.renamed.map(([from, to]) => `${from} as ${to}`))}.`);
+  if (reshaped.dropped.length > 0) console.error(`Dropped columns (--columns): ${list(reshaped.dropped)}.`);
+  if (reshaped.ignored.length > 0)
+    console.error(`Ignored columns ${options.collection} does not know (--ignore-unknown): ${list(reshaped.ignored)}.`);
+  return reshaped;
+}
+
+interface ImportOptions {
+  collection: string;
+  url: string;
+  token?: string;
+  type?: string;
+  columns?: Columns;
+  ignoreUnknown?: boolean;
+  allowFailures?: boolean;
+}
+
 export const importCommand = () =>
   new Command('import')
     .description('import a file (CSV with a header row, JSON array or NDJSON) through the running server')
@@ -107,7 +177,17 @@ export const importCommand = () =>
       if (!Object.values(TYPES).includes(value)) throw new InvalidArgumentError(`unknown type ${value}.`);
       return value;
     })
-    .action(async (file: string, options: { collection: string; url: string; token?: string; type?: string }) => {
+    .option(
+      '--columns <mapping>',
+      'rename columns (keys) before the upload: SOURCE=FIELD pairs separated by commas; SOURCE= drops the column',
+      parseColumns,
+    )
+    .option(
+      '--ignore-unknown',
+      'drop the columns (keys) the collection does not know: neither a field nor a custom field',
+    )
+    .option('--allow-failures', 'exit 0 when some rows failed (the job itself did not)')
+    .action(async (file: string, options: ImportOptions) => {
       const base = options.url.replace(/\/+$/, '');
       try {
         const token = options.token ?? process.env.ENGAGE_TOKEN;
@@ -117,10 +197,14 @@ export const importCommand = () =>
         const content = await readFile(file).catch((error: Error) => {
           throw new CliError(`cannot read ${file}: ${error.message}`);
         });
-        const total = await countItems(content, type).catch((error: Error) => {
+        const { content: upload, total } = await prepare(content, type, options, () =>
+          knownKeys(base, token, options.collection),
+        ).catch((error: Error) => {
+          if (error instanceof CliError) throw error;
+          if (error instanceof ColumnsError) throw new CliError(`error: ${error.message}`, 2);
           throw new CliError(`cannot read ${file} as ${type}: ${error.message}`);
         });
-        const stored = await call<{ id: string }>(base, token, 'POST', '/v1/files', content, type);
+        const stored = await call<{ id: string }>(base, token, 'POST', '/v1/files', upload, type);
         const path = `/v1/${encodeURIComponent(options.collection)}/imports`;
         let job = await call<JobView>(
           base,
@@ -130,7 +214,7 @@ export const importCommand = () =>
           JSON.stringify({ file_id: stored.id }),
           'application/json',
         );
-        console.error(`Uploaded ${file} (${content.length} bytes, ${total} rows); import job ${job.id}.`);
+        console.error(`Uploaded ${file} (${upload.length} bytes, ${total} rows); import job ${job.id}.`);
         const bar = progress(total);
         while (job.status === 'queued' || job.status === 'running') {
           await sleep(250);
@@ -148,6 +232,12 @@ export const importCommand = () =>
         if (job.errors.length > 10) console.log(`  … ${job.failed - 10} more failed (GET /v1/imports/${job.id}).`);
         if (job.error) console.log(`  The job failed: ${job.error}`);
         if (job.status === 'failed') process.exitCode = 1;
+        else if (job.failed > 0 && !options.allowFailures) {
+          console.error(
+            `${job.failed} ${job.failed === 1 ? 'row' : 'rows'} failed: exit code 1 (--allow-failures exits 0).`,
+          );
+          process.exitCode = 1;
+        }
       } catch (error) {
         if (!(error instanceof CliError)) throw error;
         console.error(error.message);

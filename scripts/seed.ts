@@ -9,7 +9,7 @@ import type { Queryable } from '@engage/engine';
 import { UUID } from '@engage/engine';
 import { Command, InvalidArgumentError } from 'commander';
 import { withDatabase } from '../server/cli.ts';
-import { seedDemo } from '../server/demo.ts';
+import { findDemo, seedDemo } from '../server/demo.ts';
 import { engageEngine } from '../server/engine.ts';
 import { progress } from './progress.ts';
 
@@ -91,13 +91,7 @@ export const seedCommand = () =>
             return;
           }
         } else {
-          let organisationId = options.organisation ?? demo?.organisationId;
-          if (!organisationId) {
-            const [row] = await db.query<{ id: string }>(
-              "SELECT id::text AS id FROM organisation WHERE name = 'Demo organisation' ORDER BY created_at LIMIT 1",
-            );
-            organisationId = row?.id;
-          }
+          const organisationId = options.organisation ?? demo?.organisationId ?? (await findDemo(db))?.id;
           if (!organisationId) {
             console.error('No demo organisation in this database: name one with --organisation <uuid>.');
             process.exitCode = 1;

@@ -1,14 +1,15 @@
 /**
  * The embedded server's admin channel: PGlite serves one process, so while a server holds the data
- * directory the token CLI asks it to create, list and revoke tokens. HTTP on a Unix domain socket
- * in a 0700 directory inside the data directory, the socket itself 0600: only the user running the
- * server can connect, and nothing listens on the network.
+ * directory the token and organisation commands ask it to create, list and revoke tokens and to list
+ * organisations (server/engine.ts's Admin). HTTP on a Unix domain socket in a 0700 directory inside
+ * the data directory, the socket itself 0600: only the user running the server can connect, and
+ * nothing listens on the network.
  */
 import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
-import type { Database, Engine, TokenInfo } from '@engage/engine';
-import { createOrganisationToken, engageEngine, type OrganisationTokenOptions } from './engine.ts';
+import type { Database, TokenInfo } from '@engage/engine';
+import { type Admin, adminOperations, type OrganisationInfo } from './engine.ts';
 
 export const adminSocket = (dir: string) => join(dir, 'admin', 'engage.sock');
 
@@ -16,23 +17,21 @@ const MAX_BODY = 64 * 1024;
 
 type Reply = { status: number; body: unknown };
 
-async function handle(engine: Engine, db: Database, method: string, url: URL, body: string): Promise<Reply> {
+async function handle(admin: Admin, method: string, url: URL, body: string): Promise<Reply> {
   const path = url.pathname;
-  const tokens = engine.tokens!;
-  if (method === 'POST' && path === '/tokens') {
-    const input = JSON.parse(body || '{}') as OrganisationTokenOptions;
-    return { status: 201, body: await createOrganisationToken(engine, db, input) };
-  }
+  if (method === 'POST' && path === '/tokens')
+    return { status: 201, body: await admin.createToken(JSON.parse(body || '{}')) };
   if (method === 'GET' && path === '/tokens')
-    return { status: 200, body: await tokens.list(url.searchParams.get('organisation') ?? undefined) };
+    return { status: 200, body: await admin.listTokens(url.searchParams.get('organisation') ?? undefined) };
   const revoke = /^\/tokens\/([^/]+)\/revoke$/.exec(path);
-  if (method === 'POST' && revoke) return { status: 200, body: { revoked: await tokens.revoke(revoke[1]!) } };
+  if (method === 'POST' && revoke) return { status: 200, body: { revoked: await admin.revokeToken(revoke[1]!) } };
+  if (method === 'GET' && path === '/organisations') return { status: 200, body: await admin.listOrganisations() };
   return { status: 404, body: { error: `no ${method} ${path}` } };
 }
 
 /** Serves the channel until the returned function is called. `dir` must be held (holdEmbedded). */
 export async function serveAdmin(dir: string, db: Database): Promise<() => Promise<void>> {
-  const engine = engageEngine(db);
+  const admin = adminOperations(db);
   const socketDir = join(dir, 'admin');
   mkdirSync(socketDir, { recursive: true, mode: 0o700 });
   chmodSync(socketDir, 0o700);
@@ -47,7 +46,7 @@ export async function serveAdmin(dir: string, db: Database): Promise<() => Promi
       if (body.length > MAX_BODY) req.destroy();
     });
     req.on('end', () => {
-      handle(engine, db, req.method ?? 'GET', new URL(req.url ?? '/', 'http://admin'), body).then(
+      handle(admin, req.method ?? 'GET', new URL(req.url ?? '/', 'http://admin'), body).then(
         (reply) => send(reply),
         (error: Error) => send({ status: 500, body: { error: error.message } }),
       );
@@ -97,15 +96,16 @@ async function call<T>(dir: string, method: string, path: string, body?: unknown
   });
 }
 
-/** The token operations of the engine (server/engine.ts), run by the server holding `dir`. */
-export const adminTokens = (dir: string) => ({
-  create: (input: OrganisationTokenOptions) => call<{ id: string; token: string }>(dir, 'POST', '/tokens', input),
-  list: (organisationId?: string) =>
+/** The admin operations (server/engine.ts), run by the server holding `dir`. */
+export const adminChannel = (dir: string): Admin => ({
+  createToken: (input) => call<{ id: string; token: string }>(dir, 'POST', '/tokens', input),
+  listTokens: (organisationId) =>
     call<TokenInfo[]>(
       dir,
       'GET',
       `/tokens${organisationId === undefined ? '' : `?organisation=${encodeURIComponent(organisationId)}`}`,
     ),
-  revoke: async (tokenId: string) =>
+  revokeToken: async (tokenId) =>
     (await call<{ revoked: boolean }>(dir, 'POST', `/tokens/${encodeURIComponent(tokenId)}/revoke`)).revoked,
+  listOrganisations: () => call<OrganisationInfo[]>(dir, 'GET', '/organisations'),
 });

@@ -1,7 +1,8 @@
 /**
  * Opens the configured database (postgres.js or PGlite). `migrate()` applies the committed
  * drizzle-kit migrations of the application's tables, on their own connection (drizzle changes a
- * client's type parsers), then installs what the engine itself needs (its functions, the token table).
+ * client's type parsers), then installs what the engine itself needs (its functions, the token table),
+ * and says which migrations it applied.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -41,17 +42,23 @@ export interface MigrationState {
 }
 
 export type OpenDatabase = Database & {
-  migrate(): Promise<void>;
+  /** Applies pending migrations; returns the tags of those it applied (drizzle-kit's names, e.g. 0000_init). */
+  migrate(): Promise<string[]>;
   migrations(): Promise<MigrationState>;
   /** Behind a pooler, the settings the role lacks in this database, as sentences; none otherwise. */
   missingSettings(): Promise<string[]>;
 };
 
+/** A migration the code ships: its tag, and its time, which drizzle records as applied. */
+interface Shipped {
+  readonly tag: string;
+  readonly when: number;
+}
+
 /** The migrations the code ships (drizzle-kit's journal), read once. */
-let shipped: number | undefined;
-const latestMigration = () => {
-  shipped ??= (JSON.parse(readFileSync(`${MIGRATIONS}/meta/_journal.json`, 'utf8')) as { entries: unknown[] }).entries
-    .length;
+let shipped: readonly Shipped[] | undefined;
+const shippedMigrations = () => {
+  shipped ??= (JSON.parse(readFileSync(`${MIGRATIONS}/meta/_journal.json`, 'utf8')) as { entries: Shipped[] }).entries;
   return shipped;
 };
 
@@ -60,7 +67,28 @@ async function migrationState(db: Database): Promise<MigrationState> {
   const rows = await db
     .query<{ n: number }>('SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations')
     .catch(() => [{ n: 0 }]);
-  return { applied: Number(rows[0]?.n ?? 0), latest: latestMigration() };
+  return { applied: Number(rows[0]?.n ?? 0), latest: shippedMigrations().length };
+}
+
+/** The times of the migrations drizzle recorded as applied (none before the first). */
+const APPLIED = 'SELECT created_at::text AS at FROM drizzle.__drizzle_migrations';
+const appliedTimes = (rows: Promise<ReadonlyArray<{ at: string }>>) =>
+  rows.then(
+    (found) => new Set(found.map((r) => r.at)),
+    () => new Set<string>(),
+  );
+
+/**
+ * Migrates with `run`, reading drizzle's table through `read` before and after, as its migrator does
+ * not say what it applied: the tags of those it did, in order.
+ */
+async function tracked(read: () => Promise<ReadonlyArray<{ at: string }>>, run: () => Promise<unknown>) {
+  const before = await appliedTimes(read());
+  await run();
+  const after = await appliedTimes(read());
+  return shippedMigrations()
+    .filter((m) => after.has(String(m.when)) && !before.has(String(m.when)))
+    .map((m) => m.tag);
 }
 
 /**
@@ -69,13 +97,17 @@ async function migrationState(db: Database): Promise<MigrationState> {
  * runs on another: a session's lock taken through a transaction pooler would stay on whichever
  * backend took it, and never be released.
  */
-async function migrateOn(url: string) {
+async function migrateOn(url: string): Promise<string[]> {
   const open = () => postgres(url, { max: 1, prepare: false, fetch_types: false, onnotice: () => {} });
   const [lock, client] = [open(), open()];
   try {
-    await lock.begin(async (tx) => {
+    return await lock.begin(async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(hashtext('engage.migrate'))`;
-      await migratePostgres(drizzlePostgres(client), { migrationsFolder: MIGRATIONS });
+      // Read under the lock: what another process applied meanwhile is not this one's.
+      return tracked(
+        () => client.unsafe<Array<{ at: string }>>(APPLIED),
+        () => migratePostgres(drizzlePostgres(client), { migrationsFolder: MIGRATIONS }),
+      );
     });
   } finally {
     await Promise.all([lock.end({ timeout: 5 }), client.end({ timeout: 5 })]);
@@ -126,8 +158,9 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
         // First, so that the server connections a pooler opens for the migration start with them.
         // A role that may not alter itself is told at start-up (missingSettings).
         if (pooled) await setRoleSettings(db, settings).catch(notPermitted);
-        await migrateOn(url);
+        const applied = await migrateOn(url);
         await engageEngine(db).install();
+        return applied;
       },
       missingSettings: async () => (pooled ? missingRoleSettings(db, settings) : []),
     };
@@ -138,8 +171,12 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
     migrations: () => migrationState(db),
     missingSettings: async () => [],
     migrate: async () => {
-      await migratePglite(drizzlePglite(db.pg), { migrationsFolder: MIGRATIONS });
+      const applied = await tracked(
+        () => db.query<{ at: string }>(APPLIED),
+        () => migratePglite(drizzlePglite(db.pg), { migrationsFolder: MIGRATIONS }),
+      );
       await engageEngine(db).install();
+      return applied;
     },
   };
 }

@@ -29,6 +29,18 @@ export async function insertRows(
   return ids;
 }
 
+/** The demo organisation's name: how a later start finds it again. */
+const DEMO_NAME = 'Demo organisation';
+
+/** The demo organisation, if the database has one (the first created, should there be several). */
+export async function findDemo(db: Queryable): Promise<{ id: string; name: string } | null> {
+  const [demo] = await db.query<{ id: string; name: string }>(
+    'SELECT id::text AS id, name FROM organisation WHERE name = $1::text ORDER BY created_at, id LIMIT 1',
+    [DEMO_NAME],
+  );
+  return demo ?? null;
+}
+
 export async function seedDemo(
   db: Database,
   engine: Engine,
@@ -48,7 +60,7 @@ export async function createDemo(db: Database, engine: Engine): Promise<{ organi
   const definition = id();
 
   await db.transaction(async (tx) => {
-    await tx.query("INSERT INTO organisation (id, name) VALUES ($1::uuid, 'Demo organisation')", [org]);
+    await tx.query('INSERT INTO organisation (id, name) VALUES ($1::uuid, $2::text)', [org, DEMO_NAME]);
     await insertRows(tx, 'segment', org, [
       { name: 'Everyone', is_default: true },
       { name: 'Newsletter readers', is_default: false },

@@ -3,7 +3,14 @@
  * `api_token`, each belonging to an organisation and deleted with it (docs/contract.md section 4).
  * The server, the CLI and the tests all build it here.
  */
-import { createEngine, type Database, type Engine, type EngineOptions, type Queryable } from '@engage/engine';
+import {
+  createEngine,
+  type Database,
+  type Engine,
+  type EngineOptions,
+  type Queryable,
+  type TokenInfo,
+} from '@engage/engine';
 import { registry } from '../schema/registry.ts';
 import { organisation } from '../schema/tables.ts';
 import { openapiOptions } from './openapi.ts';
@@ -30,4 +37,45 @@ export async function createOrganisationToken(
 ): Promise<{ id: string; token: string }> {
   await db.query('INSERT INTO organisation (id) VALUES ($1::uuid) ON CONFLICT (id) DO NOTHING', [organisationId]);
   return engine.tokens!.create(organisationId, options);
+}
+
+/** An organisation as `engage organisation list` shows it. */
+export interface OrganisationInfo {
+  readonly id: string;
+  readonly name: string | null;
+  readonly created_at: string;
+  /** Its tokens neither revoked nor expired. */
+  readonly active_tokens: number;
+}
+
+/** Every organisation, oldest first, with how many of its tokens are active. */
+const listOrganisations = (db: Queryable): Promise<OrganisationInfo[]> =>
+  db.query<OrganisationInfo & Record<string, unknown>>(
+    'SELECT o.id::text AS id, o.name, o.created_at::text AS created_at,' +
+      ` (SELECT count(*)::int FROM "${TOKENS.table}" t WHERE t.organisation_id = o.id AND t.revoked_at IS NULL` +
+      ' AND (t.expires_at IS NULL OR t.expires_at > now())) AS active_tokens' +
+      ' FROM organisation o ORDER BY o.created_at, o.id',
+  );
+
+/**
+ * What the token and organisation commands do: on the database (adminOperations), or asked of the
+ * server holding the embedded database through its admin channel (server/admin-socket.ts).
+ */
+export interface Admin {
+  createToken(input: OrganisationTokenOptions): Promise<{ id: string; token: string }>;
+  /** The tokens of an organisation, or of every organisation: never the tokens themselves. */
+  listTokens(organisationId?: string): Promise<TokenInfo[]>;
+  /** False when there is no active token of that id. */
+  revokeToken(tokenId: string): Promise<boolean>;
+  listOrganisations(): Promise<OrganisationInfo[]>;
+}
+
+export function adminOperations(db: Database): Admin {
+  const engine = engageEngine(db);
+  return {
+    createToken: (input) => createOrganisationToken(engine, db, input),
+    listTokens: (organisationId) => engine.tokens!.list(organisationId),
+    revokeToken: (tokenId) => engine.tokens!.revoke(tokenId),
+    listOrganisations: () => listOrganisations(db),
+  };
 }

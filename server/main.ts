@@ -6,10 +6,10 @@
 import cluster from 'node:cluster';
 import { serveAdmin } from './admin-socket.ts';
 import { buildApi } from './build.ts';
-import { tokenHint } from './cli.ts';
+import { migrate, tokenHint } from './cli.ts';
 import { type Config, loadConfig } from './config.ts';
 import { openDatabase, poolerHint } from './database.ts';
-import { seedDemo } from './demo.ts';
+import { findDemo, seedDemo } from './demo.ts';
 import { holdEmbedded } from './embedded-lock.ts';
 import { engageEngine } from './engine.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -27,9 +27,24 @@ const base = `http://${config.HOST}:${config.PORT}`;
 // nothing else, so it is logged rather than fatal.
 process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection'));
 
-/** Migrations, and on an empty embedded database a demo organisation with a token to try. */
+/**
+ * Migrations, and on an empty embedded database a demo organisation with a token to try; on every
+ * start, the demo organisation if there is one, and how to get another token for it.
+ */
 async function prepare(db: Awaited<ReturnType<typeof openDatabase>>) {
-  await db.migrate();
+  await prepareDatabase(db);
+  const demo = await findDemo(db);
+  if (demo) {
+    console.log(
+      `Demo organisation: ${demo.id} (${JSON.stringify(demo.name)}). ` +
+        `Tokens: npx engage token create --organisation ${demo.id}`,
+    );
+  }
+}
+
+/** Migrations, then on PostgreSQL the role's settings checked and the token hint, or on PGlite the demo seeded. */
+async function prepareDatabase(db: Awaited<ReturnType<typeof openDatabase>>) {
+  await migrate(db, log);
   if (!embedded) {
     // PgBouncer refuses a connection that asks for settings at its start: say what to change.
     await db.ping().catch((error: unknown) => {

@@ -164,7 +164,7 @@ const pageKey = (resource: Resource) => `${resource.collection}.page`;
 function versionedSchemas(registry: Registry, imports: boolean): Array<[string, Json]> {
   const items = importable(registry).map((resource): [string, Json] => {
     const json = createBodySchema(resource);
-    const custom = resource.imports?.customFields !== undefined;
+    const entity = resource.imports?.customFields?.entity;
     return [
       itemKey(resource),
       {
@@ -172,8 +172,11 @@ function versionedSchemas(registry: Registry, imports: boolean): Array<[string, 
         description:
           `An item of an import of ${resource.collection}: the fields of ${resource.name}, matched on ` +
           'external_id (an update) or created.' +
-          (custom ? ` Other keys are custom-field keys of ${resource.imports?.customFields?.entity}.` : ''),
-        additionalProperties: custom,
+          (entity ? ` Other keys are custom-field keys of ${entity}.` : ''),
+        additionalProperties: entity !== undefined,
+        // For clients that tell the keys an item may have (`engage import --ignore-unknown`).
+        'x-resource': resource.name,
+        ...(entity && { 'x-custom-field-entity': entity }),
       },
     ];
   });

@@ -488,7 +488,7 @@ describe('token CLI', () => {
     ['--expires-in not a number', ['create', '--organisation', randomUUID(), '--expires-in', 'soon']],
     ['a bad organisation uuid', ['create', '--organisation', 'not-a-uuid']],
     ['no organisation', ['create']],
-    ['list without an organisation', ['list']],
+    ['list with a bad organisation uuid', ['list', '--organisation', 'nope']],
     ['revoke without an id', ['revoke']],
     ['revoke with a bad id', ['revoke', 'nope']],
     ['an unknown command', ['frobnicate']],

@@ -1,16 +1,20 @@
 /**
  * The `engage` command (bin/engage.js, scripts/) as a user runs it: `--help` on every command, the
- * token CLI's documented forms and refusals, the token commands reaching the database of a running
- * embedded server through its admin channel, `import` following a job against a started server,
- * `seed --contacts`, a second server on the same directory, and the token hint on PostgreSQL.
+ * token CLI's documented forms and refusals, the token and organisation commands reaching the
+ * database of a running embedded server through its admin channel, `import` following a job against
+ * a started server (its exit code, --columns, --ignore-unknown), `seed --contacts`, a second server
+ * on the same directory, the demo organisation named at every start, the migrations logged as they
+ * are applied, and the token hint on PostgreSQL.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminSocket } from '../server/admin-socket.ts';
+import { createDemo } from '../server/demo.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { freePort } from './helpers/ports.ts';
 
@@ -49,6 +53,31 @@ function run(args: string[], env: Record<string, string | undefined> = {}, npm?:
 }
 
 const lastLine = (text: string) => text.trimEnd().split('\n').at(-1)!.trim();
+
+/** The migrations the code ships, in order (drizzle-kit's journal). */
+const MIGRATIONS = (
+  JSON.parse(readFileSync(join(ROOT, 'drizzle', 'meta', '_journal.json'), 'utf8')) as {
+    entries: Array<{ tag: string }>;
+  }
+).entries.map((e) => e.tag);
+
+/** The migrations named by the JSON log lines in `output`, in order. */
+const loggedMigrations = (output: string) =>
+  output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { level: number; migration?: string; msg: string })
+    .filter((entry) => entry.migration !== undefined)
+    .map((entry) => {
+      expect(entry).toMatchObject({ level: 30, msg: `applied migration ${entry.migration}` });
+      return entry.migration;
+    });
+
+/** The start-up line naming the demo organisation. */
+const demoLine = (id: string) =>
+  `Demo organisation: ${id} ("Demo organisation"). Tokens: npx engage token create --organisation ${id}`;
+
+const ORGANISATIONS_HEADER = 'id\tname\tcreated_at\tactive_tokens';
 
 interface Server {
   child: ChildProcess;
@@ -108,7 +137,8 @@ describe.concurrent('engage --help', () => {
   it('lists every command', async () => {
     const { code, stdout } = await run(['--help']);
     expect(code).toBe(0);
-    for (const command of ['serve', 'migrate', 'token', 'seed', 'import', 'openapi']) expect(stdout).toContain(command);
+    for (const command of ['serve', 'migrate', 'token', 'organisation', 'seed', 'import', 'openapi'])
+      expect(stdout).toContain(command);
   });
 
   it.each([
@@ -118,6 +148,8 @@ describe.concurrent('engage --help', () => {
     ['token', 'create'],
     ['token', 'list'],
     ['token', 'revoke'],
+    ['organisation'],
+    ['organisation', 'list'],
     ['seed'],
     ['import'],
     ['openapi'],
@@ -201,6 +233,30 @@ describe('the token CLI on a database no server holds', () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`No active token ${id}.`);
   }, 240_000);
+
+  it("organisation list counts each one's active tokens; token list alone lists every organisation's", async () => {
+    const [first, second] = [newUuid(), newUuid()];
+    const created = await run(['token', 'create', '--organisation', first, '--name', 'one'], env);
+    const revoked = UUID.exec((await run(['token', 'create', '--organisation', first], env)).stdout)![0];
+    await run(['token', 'create', '--organisation', second, '--name', 'two', '--expires-in', '3'], env);
+    expect((await run(['token', 'revoke', revoked], env)).code).toBe(0);
+
+    const organisations = await run(['organisation', 'list'], env);
+    expect(organisations.code, organisations.stderr).toBe(0);
+    const lines = organisations.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe(ORGANISATIONS_HEADER);
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${first}\\t\\t\\d{4}-\\S+ [\\d:.+]+\\t1$`)));
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${second}\\t\\t.+\\t1$`)));
+
+    const tokens = await run(['token', 'list'], env);
+    expect(tokens.code, tokens.stderr).toBe(0);
+    const id = UUID.exec(created.stdout)![0];
+    expect(tokens.stdout).toMatch(new RegExp(`^${id}\\tone\\tcreated .+\\tactive\\torganisation ${first}$`, 'm'));
+    expect(tokens.stdout).toMatch(new RegExp(`^${revoked}\\t\\tcreated .+\\trevoked .+\\torganisation ${first}$`, 'm'));
+    expect(tokens.stdout).toMatch(new RegExp(`\\ttwo\\tcreated .+\\texpires .+\\torganisation ${second}$`, 'm'));
+    // Neither the tokens nor their hashes.
+    expect(tokens.stdout).not.toMatch(/engage_|[0-9a-f]{64}/);
+  }, 120_000);
 });
 
 describe('against a running embedded server', () => {
@@ -208,16 +264,36 @@ describe('against a running embedded server', () => {
   let dir: string;
   let env: Record<string, string | undefined>;
   let demoToken: string;
+  let demo: string;
 
   beforeAll(async () => {
     dir = tempDir();
     env = { DATABASE_URL: undefined, PGLITE_DIR: dir };
-    server = await serve(env);
+    server = await serve({ ...env, LOG_LEVEL: 'info' });
     demoToken = /Its API token \(shown once\): (\S+)/.exec(server.output())![1]!;
+    demo = /Created a demo organisation (\S+) with sample data/.exec(server.output())![1]!;
   }, 120_000);
   afterAll(async () => {
     await stop(server);
   }, 30_000);
+
+  it('its first start logs each migration it applied, and names the demo organisation', () => {
+    expect(loggedMigrations(server!.output())).toEqual(MIGRATIONS);
+    expect(server!.output()).toContain(`${demoLine(demo)}\n`);
+  });
+
+  it('organisation list and token list (every organisation) reach its database while it runs', async () => {
+    const organisations = await run(['organisation', 'list'], env);
+    expect(organisations.code, organisations.stderr).toBe(0);
+    expect(organisations.stdout.split('\n')[0]).toBe(ORGANISATIONS_HEADER);
+    expect(organisations.stdout).toMatch(new RegExp(`^${demo}\\tDemo organisation\\t.+\\t1$`, 'm'));
+    const tokens = await run(['token', 'list'], env);
+    expect(tokens.code, tokens.stderr).toBe(0);
+    expect(tokens.stdout).toMatch(
+      new RegExp(`^${UUID.source}\\tdemo\\tcreated .+\\tactive\\torganisation ${demo}$`, 'm'),
+    );
+    expect(tokens.stdout).not.toContain('engage_');
+  }, 60_000);
 
   it('the admin channel is a socket only its owner can use', () => {
     const socket = statSync(adminSocket(dir));
@@ -266,7 +342,9 @@ describe('against a running embedded server', () => {
     writeFileSync(file, `external_id,display_name,email,birthday\n${rows.join('\n')}\nbad-1,Bad,b@example.com,never\n`);
     const url = `http://127.0.0.1:${server!.port}`;
     const result = await run(['import', file, '--url', url, '--token', demoToken]);
-    expect(result.code, result.stderr).toBe(0);
+    // A row failed: exit code 1, after the summary.
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain('1 row failed: exit code 1 (--allow-failures exits 0).');
     expect(result.stderr).toMatch(/3001 rows\); import job/);
     expect(result.stderr).toMatch(/\d+% \| \d+\/3001 rows \| \d+ rows\/s \| ETA/);
     expect(result.stdout).toMatch(
@@ -288,6 +366,77 @@ describe('against a running embedded server', () => {
     const noToken = await run(['import', file, '--url', url], { ENGAGE_TOKEN: undefined });
     expect(noToken.code).toBe(2);
   }, 60_000);
+
+  it('import --columns renames and drops columns, --ignore-unknown drops those the collection lacks', async () => {
+    const url = `http://127.0.0.1:${server!.port}`;
+    const importing = (file: string, ...options: string[]) =>
+      run(['import', file, '--url', url, '--token', demoToken, ...options]);
+    const csv = join(tempDir(), 'people.csv');
+    writeFileSync(
+      csv,
+      // created_at is a field of contact (set by the server, which ignores it): known, so kept.
+      'external_id,name,email,notes,colour,created_at\n' +
+        'col-1,"Lovelace, Ada",ada@example.com,"a ""note""\non two lines",red,2020-01-01T00:00:00Z\n' +
+        'col-2,Grace,grace@example.com,,blue,\n',
+    );
+    // Every row fails on the columns contact lacks; --allow-failures exits 0 all the same.
+    const failing = await importing(csv);
+    expect(failing.code).toBe(1);
+    expect(failing.stdout).toMatch(
+      /0 created, 0 updated, 2 failed\.\n {2}item 0: UNKNOWN_FIELD .*"name", "notes", "colour"/,
+    );
+    const allowed = await importing(csv, '--allow-failures');
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(allowed.stdout).toMatch(/2 failed/);
+
+    const mapped = await importing(csv, '--columns', 'name=display_name, notes=', '--ignore-unknown');
+    expect(mapped.code, mapped.stderr).toBe(0);
+    expect(mapped.stderr).toContain(
+      'Renamed columns: name as display_name.\nDropped columns (--columns): notes.\n' +
+        'Ignored columns contacts does not know (--ignore-unknown): colour.\n',
+    );
+    expect(mapped.stdout).toMatch(/succeeded: 2 of 2 rows .*: 2 created, 0 updated, 0 failed\./);
+    const people = await get(
+      server!.port,
+      demoToken,
+      '/api/v1/contact?external_id=like.col-*&select=display_name&order=display_name',
+    );
+    expect(await people.json()).toEqual([{ display_name: 'Grace' }, { display_name: 'Lovelace, Ada' }]);
+
+    // A deal's custom-field keys (the demo's "source") are known; NDJSON and JSON alike.
+    const deals = join(tempDir(), 'deals.ndjson');
+    writeFileSync(
+      deals,
+      '{"external_id":"col-d1","name":"Deal","source":"fair","colour":"red"}\n\n{"external_id":"col-d2","shoe":4}\n',
+    );
+    const ignored = await importing(deals, '--collection', 'deals', '--ignore-unknown');
+    expect(ignored.code, ignored.stderr).toBe(0);
+    expect(ignored.stderr).toContain('Ignored columns deals does not know (--ignore-unknown): colour, shoe.\n');
+    expect(ignored.stdout).toMatch(/2 created, 0 updated, 0 failed/);
+    const deal = await get(server!.port, demoToken, '/api/v1/deal_details?external_id=eq.col-d1');
+    expect(await deal.json()).toMatchObject([{ name: 'Deal', source: 'fair' }]);
+    const json = join(tempDir(), 'deals.json');
+    writeFileSync(json, JSON.stringify({ items: [{ external_id: 'col-d3', title: 'Renamed', source: 'web' }] }));
+    const renamed = await importing(json, '--collection', 'deals', '--columns', 'title=name,source=');
+    expect(renamed.code, renamed.stderr).toBe(0);
+    expect(renamed.stderr).toContain('Renamed columns: title as name.\nDropped columns (--columns): source.\n');
+
+    // Mappings that do not fit are usage errors, before anything is uploaded.
+    for (const [columns, message] of [
+      ['name', /--columns.*must be SOURCE=FIELD pairs separated by commas.*"name" is not one/],
+      [
+        'nmae=display_name',
+        /--columns names "nmae", which the file does not have; its columns are "external_id", "name"/,
+      ],
+      ['name=email', /the columns "name" and "email" would both be "email"/],
+      ['=x', /"=x" is not one/],
+    ] as const) {
+      const refused = await importing(csv, '--columns', columns);
+      expect(refused.code, columns).toBe(2);
+      expect(refused.stderr).toMatch(message);
+      expect(refused.stderr).not.toMatch(/import job/);
+    }
+  }, 90_000);
 });
 
 describe('engage seed', () => {
@@ -304,8 +453,12 @@ describe('engage seed', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).not.toContain('engage_');
 
+    const demo = /^Added 1200 contacts to organisation (\S+) in/m.exec(result.stdout)![1]!;
     const server = await serve(env);
     try {
+      // A start that did not create the demo names it all the same, without a token.
+      expect(server.output()).toContain(`${demoLine(demo)}\n`);
+      expect(server.output()).not.toContain('engage_');
       const count = await fetch(`http://127.0.0.1:${server.port}/api/v1/contact`, {
         method: 'HEAD',
         headers: { Authorization: `Bearer ${token}`, Prefer: 'count=exact' },
@@ -315,6 +468,38 @@ describe('engage seed', () => {
       await stop(server);
     }
   }, 120_000);
+});
+
+describe('engage migrate', () => {
+  // An empty database: a PostgreSQL one when the suite runs on PostgreSQL.
+  let env: Record<string, string | undefined>;
+  let drop = async () => {};
+  beforeAll(async () => {
+    const adminUrl = process.env.DATABASE_URL;
+    if (!adminUrl) {
+      env = { DATABASE_URL: undefined, PGLITE_DIR: tempDir(), LOG_LEVEL: 'info' };
+      return;
+    }
+    const name = `engage_test_migrate_${newUuid().slice(0, 8)}`;
+    const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+    env = { DATABASE_URL: Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString(), LOG_LEVEL: 'info' };
+    drop = async () => {
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end({ timeout: 5 });
+    };
+  });
+  afterAll(() => drop());
+
+  it('logs each migration it applies (info), and none once there are none to apply', async () => {
+    const first = await run(['migrate'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(loggedMigrations(first.stderr)).toEqual(MIGRATIONS);
+    expect(first.stdout).toMatch(/^Migrations applied \((pglite|postgres)\)\.$/m);
+    const again = await run(['migrate'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(loggedMigrations(again.stderr)).toEqual([]);
+  }, 60_000);
 });
 
 describe('npm start on PostgreSQL', () => {
@@ -333,8 +518,23 @@ describe('npm start on PostgreSQL', () => {
     server = await serve(env);
     const hint = /npm run token -- create --organisation (\S+) --name admin/.exec(server.output());
     expect(hint, server.output()).not.toBeNull();
+    expect(server.output()).not.toContain('Demo organisation');
     const created = await run(['create', '--organisation', hint![1]!, '--name', 'admin'], env, 'token');
     expect(created.code, created.stderr).toBe(0);
     expect((await get(server.port, lastLine(created.stdout), '/api/v1/contact')).status).toBe(200);
+  }, 120_000);
+
+  it('names the demo organisation at a later start; organisation and token list read the database', async () => {
+    const env = { DATABASE_URL: database.url };
+    const { organisationId: demo } = await createDemo(database.db, database.engine);
+    await stop(server);
+    server = await serve(env);
+    expect(server.output()).toContain(`${demoLine(demo)}\n`);
+    const organisations = await run(['organisation', 'list'], env);
+    expect(organisations.code, organisations.stderr).toBe(0);
+    expect(organisations.stdout.split('\n')[0]).toBe(ORGANISATIONS_HEADER);
+    expect(organisations.stdout).toMatch(new RegExp(`^${demo}\\tDemo organisation\\t.+\\t1$`, 'm'));
+    const tokens = await run(['token', 'list'], env);
+    expect(tokens.stdout).toMatch(new RegExp(`\\tdemo\\tcreated .+\\tactive\\torganisation ${demo}$`, 'm'));
   }, 120_000);
 });
