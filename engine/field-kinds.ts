@@ -13,6 +13,7 @@ import {
   isDate,
   isTimestamp,
   NOT_STORABLE,
+  pgTrim,
   realDate,
   storable,
   storableJson,
@@ -54,9 +55,11 @@ const NUMERIC_WORD = /^(?:NaN|-?Infinity)$/;
 
 /** Filters also take the other spellings of a uuid PostgreSQL reads (braces, no hyphens). */
 const ANY_UUID = /^\{?[0-9a-f]{8}-?(?:[0-9a-f]{4}-?){3}[0-9a-f]{12}\}?$/i;
-const INTEGER = /^\s*[+-]?\d+\s*$/;
-const FILTER_NUMERIC = /^\s*(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|[+-]?infinity|nan)\s*$/i;
+const INTEGER = /^[+-]?\d+$/;
+const FILTER_NUMERIC = /^(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|[+-]?infinity|nan)$/i;
 const BOOLEAN = new Set(['t', 'true', 'y', 'yes', 'on', '1', 'f', 'false', 'n', 'no', 'off', '0']);
+/** A time followed by a space and an offset: what `+01:00` becomes when its `+` is not percent-encoded. */
+const OFFSET_AS_SPACE = /\d\d:\d\d(?::\d\d(?:\.\d+)?)? \d\d(?::?\d\d)?$/;
 /** A body's numeric given as a string, for values a double cannot carry exactly. */
 const BODY_NUMERIC = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 /** Exponents PostgreSQL's numeric takes without overflowing. */
@@ -111,7 +114,7 @@ export const KINDS = {
     sql: 'boolean',
     body: () => v.boolean('must be true or false'),
     described: 'a boolean (true or false)',
-    filter: (value) => BOOLEAN.has(value.trim().toLowerCase()),
+    filter: (value) => BOOLEAN.has(pgTrim(value).toLowerCase()),
     jsonSchema: { type: 'boolean' },
     typescript: 'boolean',
     fromCsv: (cell) => (cell === 'true' ? true : cell === 'false' ? false : cell),
@@ -129,9 +132,9 @@ export const KINDS = {
         v.maxValue(INT4.max, 'is too large'),
       ),
     described: 'a whole number',
-    filter: (value) => INTEGER.test(value) && Number(value) >= INT4.min && Number(value) <= INT4.max,
+    filter: (value) => INTEGER.test(pgTrim(value)) && Number(value) >= INT4.min && Number(value) <= INT4.max,
     filterHint: (value) =>
-      INTEGER.test(value) ? `A whole number here is from ${INT4.min} to ${INT4.max}.` : undefined,
+      INTEGER.test(pgTrim(value)) ? `A whole number here is from ${INT4.min} to ${INT4.max}.` : undefined,
     jsonSchema: { type: 'integer', format: 'int32' },
     typescript: 'number',
     fromCsv: number,
@@ -154,9 +157,10 @@ export const KINDS = {
         'must be a number',
       ),
     described: 'a number',
-    filter: (value) => FILTER_NUMERIC.test(value) && sensibleExponent(value.trim()),
+    filter: (value) => FILTER_NUMERIC.test(pgTrim(value)) && sensibleExponent(pgTrim(value)),
     // Only the exponent can fail a value of the right form.
-    filterHint: (value) => (FILTER_NUMERIC.test(value) ? "A number's exponent is from -1000 to 1000." : undefined),
+    filterHint: (value) =>
+      FILTER_NUMERIC.test(pgTrim(value)) ? "A number's exponent is from -1000 to 1000." : undefined,
     jsonSchema: { type: 'number' },
     typescript: 'number',
     fromCsv: number,
@@ -172,7 +176,7 @@ export const KINDS = {
         v.check(realDate, 'is not a real date'),
       ),
     described: 'a date (YYYY-MM-DD)',
-    filter: (value) => isDate(value.trim()),
+    filter: (value) => isDate(pgTrim(value)),
     filterHint: (value) => dateWordHint(value, '2026-12-01'),
     jsonSchema: { type: 'string', format: 'date' },
     typescript: 'string',
@@ -190,8 +194,12 @@ export const KINDS = {
       ),
     // A filter also takes a day, meaning its midnight in UTC: `won_at=gte.2026-12-01`.
     described: 'an ISO 8601 timestamp with an offset (such as 2026-12-01T09:00:00Z) or a date (YYYY-MM-DD)',
-    filter: (value) => isTimestamp(value.trim()) || isDate(value.trim()),
-    filterHint: (value) => dateWordHint(value, "2026-12-01T09:00:00Z (JavaScript's toISOString() gives one)"),
+    filter: (value) => isTimestamp(pgTrim(value)) || isDate(pgTrim(value)),
+    filterHint: (value) =>
+      dateWordHint(value, "2026-12-01T09:00:00Z (JavaScript's toISOString() gives one)") ??
+      (OFFSET_AS_SPACE.test(pgTrim(value))
+        ? "A + in a query string stands for a space: write the offset's + as %2B (2026-12-01T10:00:00%2B01:00)."
+        : undefined),
     jsonSchema: { type: 'string', format: 'date-time' },
     typescript: 'string',
     fromCsv: asIs,

@@ -30,6 +30,12 @@ export function realDate(text: string): boolean {
 export const storable = (text: string): boolean => !text.includes('\u0000') && text.isWellFormed();
 export const NOT_STORABLE = 'must not contain NUL characters or unpaired surrogates';
 
+/** The white space PostgreSQL's input functions skip around a value (C's isspace: not NBSP, not U+FEFF). */
+const isPgSpace = (char: string): boolean => char !== '' && ' \t\n\r\v\f'.includes(char);
+
+/** A filter value without the white space PostgreSQL would skip around it. */
+export const pgTrim = (text: string): string => text.replace(/^[ \t\n\r\v\f]+|[ \t\n\r\v\f]+$/g, '');
+
 /** A JSON value PostgreSQL can store: every string in it, keys too, storable. */
 export const storableJson = (value: unknown): boolean =>
   typeof value === 'string'
@@ -62,13 +68,10 @@ const DATE_WORDS: ReadonlySet<string> = new Set([
 
 /** The hint for a date or time written as one of PostgreSQL's words, such as `tomorrow`; `example` is of the field. */
 export const dateWordHint = (text: string, example: string): string | undefined =>
-  DATE_WORDS.has(text.trim().toLowerCase())
-    ? `"${text.trim()}" is a word only PostgreSQL reads: send an ISO 8601 value instead, computed on the client,` +
+  DATE_WORDS.has(pgTrim(text).toLowerCase())
+    ? `"${pgTrim(text)}" is a word only PostgreSQL reads: send an ISO 8601 value instead, computed on the client,` +
       ` such as ${example}.`
     : undefined;
-
-/** Whitespace as PostgreSQL's array parser skips it. */
-const ARRAY_SPACE = new Set([' ', '\t', '\n', '\r', '\v', '\f']);
 
 /**
  * The elements of a one-dimensional PostgreSQL array literal (`{a,"b,c",NULL}`) as PostgreSQL reads
@@ -78,7 +81,7 @@ const ARRAY_SPACE = new Set([' ', '\t', '\n', '\r', '\v', '\f']);
 export function arrayElements(literal: string): Array<string | null> | null {
   let i = 0;
   const skipSpace = () => {
-    while (ARRAY_SPACE.has(literal.charAt(i))) i++;
+    while (isPgSpace(literal.charAt(i))) i++;
   };
   const end = () => {
     i++;
@@ -112,7 +115,7 @@ export function arrayElements(literal: string): Array<string | null> | null {
         if (isEscape && ++i >= literal.length) return null;
         value += literal[i];
         escaped ||= isEscape;
-        if (isEscape || !ARRAY_SPACE.has(literal[i]!)) kept = value.length;
+        if (isEscape || !isPgSpace(literal[i]!)) kept = value.length;
       }
       value = value.slice(0, kept);
       if (value === '' && !escaped) return null;

@@ -216,6 +216,9 @@ describe('400 INVALID_QUERY: values and operators that do not fit their field', 
     ['/contact?city=eq.%E0%A4%A', ['percent-encoding']],
     ['/appointment_custom_field?string_list_value=cs.{unclosed', ['{unclosed', 'string_list_value', 'array literal']],
     ['/deal?value=eq.1e999999', ['1e999999', 'value']],
+    // White space PostgreSQL does not skip (NBSP, a byte-order mark) is the field's error, not the database's.
+    ['/contact?number_of_marketing_opt_in_requests=eq.%C2%A01', ['number_of_marketing_opt_in_requests']],
+    ['/contact?birthday=eq.%EF%BB%BF2000-01-01', ['birthday']],
   ])('%s', async (path, fragments) => {
     const body = await expectError(await get(path), 400, 'INVALID_QUERY');
     for (const fragment of fragments) expect(body.message).toContain(fragment);
@@ -231,6 +234,13 @@ describe('400 INVALID_QUERY: values and operators that do not fit their field', 
       'INVALID_QUERY',
     );
     expect(unit.message).toContain('Range-Unit');
+  });
+
+  it("a timestamp's offset whose + was not percent-encoded (so a space) is told how to write it", async () => {
+    const body = await expectError(await get('/deal?won_at=lt.2026-12-01T10:00:00+01:00'), 400, 'INVALID_QUERY');
+    expect(body.hint).toContain('%2B');
+    const ok = await get('/deal?won_at=lt.2026-12-01T10:00:00%2B01:00');
+    expect(ok.status).toBe(200);
   });
 
   it('HEAD answers the same status and headers, without a body', async () => {
@@ -673,6 +683,20 @@ describe('driver failures mapped by SQLSTATE (fake databases)', () => {
     await expectError(res, 503, 'DATABASE_UNAVAILABLE');
     expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(text).not.toContain(message);
+  });
+
+  it("an engage_fail code the engine never raises is a 500, not a client's error", () => {
+    const error = mapDatabaseError({ code: 'EN001', message: 'NO_SUCH_CHECK', detail: '' });
+    expect(error.code).toBe('INTERNAL_ERROR');
+    const invalid = mapDatabaseError({
+      code: 'EN001',
+      message: 'VALIDATION_FAILED',
+      detail: JSON.stringify([{ field: 'source', message: 'must be a number' }]),
+    });
+    expect([invalid.code, invalid.message]).toEqual([
+      'VALIDATION_FAILED',
+      'the body is not valid: source must be a number',
+    ]);
   });
 
   it('an unknown failure is 500 INTERNAL_ERROR with contact_support, and no SQL, stack or driver message', async () => {

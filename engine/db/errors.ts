@@ -2,7 +2,7 @@
  * Database failures to contract errors. SQLSTATE decides, and every message, detail and hint is in
  * our words: PostgreSQL's own text names types, functions and SQL the caller never wrote.
  */
-import { ApiError, idempotencyInProgress, invalidBody } from '../errors.ts';
+import { ApiError, idempotencyInProgress, invalidBody, type Problem } from '../errors.ts';
 import type { Tenancy } from '../registry/index.ts';
 import { PoolBusy } from './admission.ts';
 
@@ -40,6 +40,10 @@ function keyOf(detail: string, tenant: string | undefined): string | undefined {
   const match = /^Key \(([^,)]+), (.+)\)=\([^,]*, (.*)\) /s.exec(detail);
   return match && match[1] === tenant ? `${match[2]} = ${match[3]}` : undefined;
 }
+
+/** 500: a failure no caller can cause, logged with its cause and never shown. */
+const unexpected = (cause: unknown): ApiError =>
+  new ApiError('INTERNAL_ERROR', 'an unexpected error occurred; it has been logged', { cause });
 
 /** Checks a write statement failed on purpose (engage_fail, SQLSTATE EN001): code -> error. */
 function failedCheck(code: string, detail: string, within: string): ApiError {
@@ -96,8 +100,11 @@ function failedCheck(code: string, detail: string, within: string): ApiError {
         },
       );
     }
+    case 'VALIDATION_FAILED':
+      return invalidBody(JSON.parse(detail) as Problem[]);
     default:
-      return invalidBody(JSON.parse(detail || '[]'));
+      // A code no statement of the engine raises: a bug, shown as such.
+      return unexpected(new Error(`engage_fail raised an unknown code ${code}`));
   }
 }
 
@@ -279,5 +286,5 @@ export function mapDatabaseError(error: unknown, tenancy: Tenancy | null = null)
   }
   const refused = callerInputError(sqlstate, text);
   if (refused) return new ApiError('INVALID_QUERY', refused.message, { hint: refused.hint, cause: error });
-  return new ApiError('INTERNAL_ERROR', 'an unexpected error occurred; it has been logged', { cause: error });
+  return unexpected(error);
 }
