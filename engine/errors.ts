@@ -1,6 +1,6 @@
 /**
  * Every failure the engine or server can report, as a value: a code from the contract (the
- * README's "Responses and errors"), its HTTP status, and a message that tells the caller what to
+ * table of docs/errors.md), its HTTP status, and a message that tells the caller what to
  * change. Errors are built here and rendered in one place (server/errors.ts).
  */
 

@@ -143,7 +143,7 @@ export const resources: readonly ResourceDefinition[] = [
     // GET goes beyond the spec's table.
     verbs: ['GET', 'DELETE'],
   }),
-  // Beyond the spec: webhooks (the README's "Webhooks").
+  // Beyond the spec: webhooks (docs/webhooks.md).
   defineResource({
     name: 'webhook_endpoint',
     table: t.webhook_endpoint,

@@ -1,4 +1,4 @@
-/** Configuration from the environment, checked once at start-up (see the README's table). */
+/** Configuration from the environment, checked once at start-up (docs/configuration.md lists them). */
 import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
 

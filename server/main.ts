@@ -63,7 +63,8 @@ async function prepareDatabase(db: Awaited<ReturnType<typeof openDatabase>>) {
           ' DATABASE_PREPARE=0 as a role that may ALTER ROLE, then RECONNECT in the PgBouncer console',
       );
     }
-    console.log(tokenHint());
+    // The demo's own line names its organisation; without one, say how to make a first token.
+    if (!(await findDemo(db))) console.log(tokenHint());
     return;
   }
   const demo = await seedDemo(db, engageEngine(db));

@@ -1,5 +1,5 @@
 /**
- * The versioned API under /v1 (the README's "The versioned API"): batch imports, import files and
+ * The versioned API under /v1 (docs/v1.md): batch imports, import files and
  * jobs (the imports facade), redelivery of webhooks (the webhooks facade), and keyset pages of a
  * collection (the engine). Auth, version header
  * and errors come from the app around it.

@@ -710,7 +710,7 @@ describe('logic trees (or= / and=)', () => {
     );
   });
 
-  it('the example from the README: or=(a.eq.1,and(b.gt.2,c.is.null))', () => {
+  it('the example of docs/query-language.md: or=(a.eq.1,and(b.gt.2,c.is.null))', () => {
     expect(only('or=(a.eq.1,and(b.gt.2,c.is.null))')).toEqual(
       or([
         filter('a', quant('eq', '1')),

@@ -279,7 +279,7 @@ function rawRequest(port: number, parts: Array<string | Buffer>, options: RawOpt
   });
 }
 
-/** The contract's error body (README "Responses and errors"), its Request-Id, and Connection: close. */
+/** The contract's error body (docs/errors.md), its Request-Id, and Connection: close. */
 function expectContractError(response: RawResponse, status: number, code: string) {
   expect(response.status, `${response.status} ${response.body}`).toBe(status);
   expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
