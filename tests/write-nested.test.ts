@@ -96,6 +96,7 @@ describe('nested inserts', () => {
       { name: 'Y', contact: { id: contact }, contact_id: contact },
       { name: 'Z', contact: 'nest-ada' },
       { name: 'W', contact: { id: 'not-a-uuid' } },
+      { name: 'V', contact: { external_id: true } },
     ]);
     expect(bad.status).toBe(400);
     expect((await error(bad)).context).toEqual([
@@ -103,6 +104,7 @@ describe('nested inserts', () => {
       expect.objectContaining({ item: 1, field: 'contact' }),
       expect.objectContaining({ item: 2, field: 'contact' }),
       expect.objectContaining({ item: 3, field: 'contact', message: 'id must be a uuid' }),
+      expect.objectContaining({ item: 4, field: 'contact', message: 'external_id must be a string' }),
     ]);
   });
 

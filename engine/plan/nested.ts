@@ -7,6 +7,7 @@
  * it happens or none.
  */
 import { randomUUID } from 'node:crypto';
+import * as v from 'valibot';
 import type { Row } from '../db/port.ts';
 import { ApiError, type Problem } from '../errors.ts';
 import { KINDS } from '../field-kinds.ts';
@@ -122,9 +123,12 @@ export function takeNested(
 export function namingProblem(field: Field, value: unknown): string | null {
   if (value === undefined || value === null) return 'is required: it names the record';
   const kind = KINDS[field.kind];
-  // A key is matched as a filter value is: a number by its text.
-  const text = typeof value === 'number' ? String(value) : value;
-  return typeof text === 'string' && kind.filter(text) ? null : `must be ${kind.described}`;
+  // A key is matched as a filter value is: a number by its text. Another JSON value gets the body's message.
+  if (typeof value !== 'string' && typeof value !== 'number') {
+    const checked = v.safeParse(kind.body(), value);
+    return checked.success ? `must be ${kind.described}` : checked.issues[0].message;
+  }
+  return kind.filter(String(value)) ? null : `must be ${kind.described}`;
 }
 
 /** The target fields a reference names its record by, or what is wrong with it. */
