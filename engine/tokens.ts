@@ -31,6 +31,8 @@ export interface TokenInfo {
   readonly created_at: string;
   readonly expires_at: string | null;
   readonly revoked_at: string | null;
+  /** Whether it authorizes requests now: neither revoked nor expired. */
+  readonly active: boolean;
 }
 
 export interface CreateTokenOptions {

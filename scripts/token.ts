@@ -1,5 +1,5 @@
 /**
- * `engage token` (`npm run token -- <command>`): API tokens (the README's "Tokens").
+ * `engage token` (`npm run token -- <command>`): API tokens (docs/operations.md, "Tokens and organisations").
  *   create --organisation <uuid> [--name NAME] [--expires-in DAYS]   prints the token alone on the last line
  *   list [--organisation <uuid>]
  *   revoke <token-id>
@@ -51,7 +51,8 @@ export function tokenCommand(): Command {
         if (tokens.length === 0)
           console.log(organisation ? `No tokens for organisation ${organisation}.` : 'No tokens.');
         for (const t of tokens) {
-          const state = t.revoked_at ? `revoked ${t.revoked_at}` : t.expires_at ? `expires ${t.expires_at}` : 'active';
+          const expiry = t.expires_at && `${t.active ? 'expires' : 'expired'} ${t.expires_at}`;
+          const state = t.revoked_at ? `revoked ${t.revoked_at}` : (expiry ?? 'active');
           const owner = organisation ? '' : `\torganisation ${t.tenant}`;
           console.log(`${t.id}\t${t.name ?? ''}\tcreated ${t.created_at}\t${state}${owner}`);
         }

@@ -48,14 +48,18 @@ export interface OrganisationInfo {
   readonly active_tokens: number;
 }
 
-/** Every organisation, oldest first, with how many of its tokens are active. */
-const listOrganisations = (db: Queryable): Promise<OrganisationInfo[]> =>
-  db.query<OrganisationInfo & Record<string, unknown>>(
-    'SELECT o.id::text AS id, o.name, o.created_at::text AS created_at,' +
-      ` (SELECT count(*)::int FROM "${TOKENS.table}" t WHERE t.organisation_id = o.id AND t.revoked_at IS NULL` +
-      ' AND (t.expires_at IS NULL OR t.expires_at > now())) AS active_tokens' +
-      ' FROM organisation o ORDER BY o.created_at, o.id',
-  );
+/** Every organisation, oldest first, with how many of its tokens are active (as the engine tells them). */
+async function listOrganisations(db: Queryable, engine: Engine): Promise<OrganisationInfo[]> {
+  const [organisations, tokens] = await Promise.all([
+    db.query<Omit<OrganisationInfo, 'active_tokens'> & Record<string, unknown>>(
+      'SELECT id::text AS id, name, created_at::text AS created_at FROM organisation ORDER BY created_at, id',
+    ),
+    engine.tokens!.list(),
+  ]);
+  const active = new Map<string, number>();
+  for (const token of tokens.filter((t) => t.active)) active.set(token.tenant, (active.get(token.tenant) ?? 0) + 1);
+  return organisations.map((o) => ({ ...o, active_tokens: active.get(o.id) ?? 0 }));
+}
 
 /**
  * What the token and organisation commands do: on the database (adminOperations), or asked of the
@@ -76,6 +80,6 @@ export function adminOperations(db: Database): Admin {
     createToken: (input) => createOrganisationToken(engine, db, input),
     listTokens: (organisationId) => engine.tokens!.list(organisationId),
     revokeToken: (tokenId) => engine.tokens!.revoke(tokenId),
-    listOrganisations: () => listOrganisations(db),
+    listOrganisations: () => listOrganisations(db, engine),
   };
 }

@@ -136,6 +136,8 @@ describe('tokens that were valid once', () => {
     await t.db.query("UPDATE api_token SET expires_at = now() - interval '1 second' WHERE id = $1::uuid", [id]);
     await expectUnauthorized(await raw('/contact', `Bearer ${token}`));
     await expectUnauthorized(await raw('/', `Bearer ${token}`));
+    // Listings say so by the same rule the statements apply.
+    expect((await t.engine.tokens!.list(org.id)).find((x) => x.id === id)?.active).toBe(false);
   });
 
   it('a token past its expiry is refused', async () => {
@@ -312,7 +314,15 @@ describe('token storage', () => {
     expect(text).not.toContain(createHash('sha256').update(token).digest('hex'));
     expect(list.some((x) => x.name === 'listed')).toBe(true);
     for (const info of list)
-      expect(Object.keys(info).sort()).toEqual(['created_at', 'expires_at', 'id', 'name', 'revoked_at', 'tenant']);
+      expect(Object.keys(info).sort()).toEqual([
+        'active',
+        'created_at',
+        'expires_at',
+        'id',
+        'name',
+        'revoked_at',
+        'tenant',
+      ]);
   });
 });
 

@@ -23,6 +23,9 @@ export type Scope =
    */
   | { readonly tokenHash: string; readonly tenant: string };
 
+/** A token row that authorizes: neither revoked nor expired. */
+export const TOKEN_ACTIVE = '"revoked_at" IS NULL AND ("expires_at" IS NULL OR "expires_at" > now())';
+
 /**
  * The SQL type of the engine's own tables' owner column (the idempotency keys', the outbox's): the
  * tenant column's type, so Citus can co-locate their rows with the tenant's, or text (always '')
@@ -84,7 +87,7 @@ export function scopeCte(scope: Scope | undefined, params: Params, scoping: Scop
   const tenant = known === undefined ? null : params.add(known, sqlType(tenancy.kind));
   const valid =
     `"token_hash" = ${params.add(scope.tokenHash, 'text')}${tenant ? ` AND ${column} = ${tenant}` : ''}` +
-    ' AND "revoked_at" IS NULL AND ("expires_at" IS NULL OR "expires_at" > now())';
+    ` AND ${TOKEN_ACTIVE}`;
   const cte = `WITH scope AS (SELECT ${tenant ? `${tenant} AS ${column}` : column} FROM ${ident(scoping.tokens)} WHERE ${valid})`;
   return { cte, scoped: tenant ?? `(SELECT ${column} FROM scope)`, column };
 }

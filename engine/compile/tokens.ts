@@ -1,6 +1,7 @@
 /** The statements of built-in tokens (tokens.ts): create, list and revoke, on the engine's token table. */
 import { sqlType } from '../field-kinds.ts';
 import type { Tenancy } from '../registry/index.ts';
+import { TOKEN_ACTIVE } from './scope.ts';
 import { type CompiledStatement, ident, Params } from './sql.ts';
 
 /** A new token's row: its tenant, name, hash and expiry in days (null: none); returns its id. */
@@ -25,7 +26,8 @@ export function listTokens(table: string, tenancy: Tenancy, tenant: string | nul
   const where = tenant === null ? '' : ` WHERE ${column} = ${p.add(tenant, sqlType(tenancy.kind))}`;
   const text =
     `SELECT "id"::text AS id, ${column}::text AS tenant, "name", "created_at"::text AS created_at,` +
-    ` "expires_at"::text AS expires_at, "revoked_at"::text AS revoked_at FROM ${ident(table)}${where}` +
+    ` "expires_at"::text AS expires_at, "revoked_at"::text AS revoked_at, ${TOKEN_ACTIVE} AS active` +
+    ` FROM ${ident(table)}${where}` +
     ' ORDER BY "created_at", "id"';
   return { text, params: p.values };
 }
