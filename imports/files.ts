@@ -1,15 +1,33 @@
 /**
  * Import files, streamed into the database as they arrive (so any server process can read them):
  * the text in pieces of about 1 MiB, the SHA-256 and size of the bytes, refused past a size cap
- * while reading, never buffered whole.
+ * while reading, never buffered whole; and what a JSON file's items are, for the jobs and the CLI alike.
  */
 import { createHash } from 'node:crypto';
-import { ApiError, type Database, type Queryable } from '@engage/engine';
+import { ApiError, type Database, parseJson, type Queryable } from '@engage/engine';
 
 export const FILE_TYPES = ['text/csv', 'application/json', 'application/x-ndjson'] as const;
 export type FileType = (typeof FILE_TYPES)[number];
 
 const PIECE = 1024 * 1024;
+
+/** A file whose content is not the shape of an import file. */
+export class FileFormatError extends Error {}
+
+/** The items of a JSON import file: an array of items, or `{"items": [...]}`. */
+export function jsonFileItems(text: string): unknown[] {
+  const parsed = parseJson(text);
+  const list = Array.isArray(parsed) ? parsed : (parsed as { items?: unknown } | null)?.items;
+  if (!Array.isArray(list))
+    throw new FileFormatError('a JSON import file must be an array of items, or {"items": [...]}');
+  return list;
+}
+
+/** Whether a line of an NDJSON import file holds an item: every line but the blank ones. */
+export const isItemLine = (line: string): boolean => line.trim() !== '';
+
+/** The lines of an NDJSON import file that hold an item. */
+export const ndjsonLines = (text: string): string[] => text.split('\n').filter(isItemLine);
 
 export interface StoredFile {
   readonly id: string;

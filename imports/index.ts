@@ -24,6 +24,8 @@ import { createJob, getJob, type ImportWorker, type JobView, jobView, startImpor
 
 export type { BatchResult } from '@engage/engine';
 export type { FileCommit, StoredFile } from './files.ts';
+// The CLI counts and reshapes a JSON file's items as the jobs read them.
+export { jsonFileItems, ndjsonLines } from './files.ts';
 export type { ImportWorker, JobView } from './jobs.ts';
 
 export interface ImportsOptions {

@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { type BatchResult, type Database, type Engine, type Importer, parseJson, type Queryable } from '@engage/engine';
 import { parse } from 'csv-parse';
 import { type Poller, startPoller } from '../background/poller.ts';
-import { type FileType, readFile } from './files.ts';
+import { FileFormatError, type FileType, isItemLine, jsonFileItems, readFile } from './files.ts';
 
 export const JOB_BATCH = 1000;
 /** How many item errors a job keeps for GET /v1/imports/{id}. */
@@ -111,8 +111,6 @@ async function claimOn(db: Queryable): Promise<(Job & { content_type: FileType }
   return job ?? null;
 }
 
-class FileFormatError extends Error {}
-
 /** The file's items, in order: CSV records (header row first), a JSON array, or NDJSON lines. */
 async function* items(q: Queryable, job: Job, type: FileType, importer: Importer): AsyncGenerator<unknown> {
   const text = readFile(q, job.organisation_id, job.file_id);
@@ -131,18 +129,14 @@ async function* items(q: Queryable, job: Job, type: FileType, importer: Importer
     for await (const piece of text) {
       const lines = (rest + piece).split('\n');
       rest = lines.pop()!;
-      for (const line of lines) if (line.trim()) yield parseJson(line);
+      for (const line of lines.filter(isItemLine)) yield parseJson(line);
     }
-    if (rest.trim()) yield parseJson(rest);
+    if (isItemLine(rest)) yield parseJson(rest);
     return;
   }
   let whole = '';
   for await (const piece of text) whole += piece;
-  const parsed: unknown = parseJson(whole);
-  const list = Array.isArray(parsed) ? parsed : (parsed as { items?: unknown })?.items;
-  if (!Array.isArray(list))
-    throw new FileFormatError('a JSON import file must be an array of items, or {"items": [...]}');
-  yield* list;
+  yield* jsonFileItems(whole);
 }
 
 /** Another process resumed this job (this one was taken for dead): leave it to that one. */

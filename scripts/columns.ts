@@ -3,8 +3,10 @@
  * renamed or dropped before it is uploaded, as the server fails every item with a key its collection
  * does not know. The file is rewritten whole, in its own type.
  */
+import { parseJson } from '@engage/engine';
 import { InvalidArgumentError } from 'commander';
 import { parse } from 'csv-parse/sync';
+import { jsonFileItems, ndjsonLines } from '../imports/index.ts';
 
 /** `--columns`: each source column's new name, '' to drop it. */
 export type Columns = ReadonlyMap<string, string>;
@@ -28,6 +30,12 @@ export function parseColumns(value: string): Columns {
 /** A mapping that does not fit the file: a usage error. */
 export class ColumnsError extends Error {}
 
+/** The keys a collection knows, when those it does not are dropped (`--ignore-unknown`). */
+export interface Known {
+  readonly collection: string;
+  readonly keys: ReadonlySet<string>;
+}
+
 export interface Reshaped {
   readonly content: Buffer;
   readonly total: number;
@@ -39,11 +47,20 @@ export interface Reshaped {
 }
 
 /** Each of the file's keys' new name, or null when it is dropped. */
-function plan(keys: readonly string[], columns: Columns, known: ReadonlySet<string> | undefined) {
+function plan(keys: readonly string[], columns: Columns, known: Known | undefined) {
   const missing = [...columns.keys()].filter((k) => !keys.includes(k));
   if (missing.length > 0) {
     throw new ColumnsError(
       `--columns names ${quoted(missing)}, which the file does not have; its columns are ${quoted(keys)}.`,
+    );
+  }
+  // A mistyped target would otherwise be dropped as unknown, silently.
+  const strays = [...columns].filter(([, to]) => to !== '' && known && !known.keys.has(to));
+  if (known && strays.length > 0) {
+    const renames = strays.map(([from, to]) => `"${from}" to "${to}"`).join(', ');
+    throw new ColumnsError(
+      `--columns renames ${renames}, which ${known.collection} does not know: ` +
+        'correct the field name, or drop the column with SOURCE=.',
     );
   }
   const names = new Map<string, string | null>();
@@ -55,7 +72,7 @@ function plan(keys: readonly string[], columns: Columns, known: ReadonlySet<stri
     const name = columns.get(key) ?? key;
     names.set(key, null);
     if (name === '') dropped.push(key);
-    else if (known && !known.has(name)) ignored.push(key);
+    else if (known && !known.keys.has(name)) ignored.push(key);
     else if (taken.has(name)) {
       throw new ColumnsError(
         `the columns "${taken.get(name)}" and "${key}" would both be "${name}": drop or rename one with --columns.`,
@@ -73,15 +90,14 @@ const quoted = (names: readonly string[]) => names.map((n) => `"${n}"`).join(', 
 
 const csvCell = (cell: string) => (/[",\r\n]/.test(cell) ? `"${cell.replaceAll('"', '""')}"` : cell);
 
-/** A JSON import file's items, as the server reads them. */
-function jsonItems(parsed: unknown): unknown[] {
-  const list = Array.isArray(parsed) ? parsed : (parsed as { items?: unknown } | null)?.items;
-  if (!Array.isArray(list)) throw new Error('a JSON import file must be an array of items, or {"items": [...]}');
-  return list;
-}
+/** A number JSON.parse read as ±Infinity (past ±1.8e308), which JSON.stringify would write as null. */
+const overflows = (value: unknown): boolean =>
+  typeof value === 'number'
+    ? !Number.isFinite(value)
+    : typeof value === 'object' && value !== null && Object.values(value).some(overflows);
 
-/** The file with its keys renamed and dropped; `known`: the collection's keys, when unknown ones are dropped. */
-export function reshape(content: Buffer, type: string, columns: Columns, known?: ReadonlySet<string>): Reshaped {
+/** The file with its keys renamed and dropped (and, with `known`, those the collection does not know). */
+export function reshape(content: Buffer, type: string, columns: Columns, known?: Known): Reshaped {
   const text = content.toString('utf8');
   if (type === 'text/csv') {
     const [header = [], ...rows] = parse(text, { bom: true, skip_empty_lines: true }) as string[][];
@@ -92,24 +108,24 @@ export function reshape(content: Buffer, type: string, columns: Columns, known?:
     return { content: Buffer.from(csv), total: rows.length, ...report };
   }
   const ndjson = type === 'application/x-ndjson';
-  const items = ndjson
-    ? text
-        .split('\n')
-        .filter((l) => l.trim())
-        .map((l) => JSON.parse(l) as unknown)
-    : jsonItems(JSON.parse(text));
+  const items = ndjson ? ndjsonLines(text).map((line) => parseJson(line)) : jsonFileItems(text);
   const isItem = (item: unknown): item is Record<string, unknown> =>
     typeof item === 'object' && item !== null && !Array.isArray(item);
   // Items that are not objects stay as they are: the server says what is wrong with them.
   const keys = [...new Set(items.flatMap((item) => (isItem(item) ? Object.keys(item) : [])))];
   const { names, ...report } = plan(keys, columns, known);
-  const out = items.map((item) =>
-    isItem(item)
-      ? Object.fromEntries(
-          Object.entries(item).flatMap(([k, v]) => (names.get(k) === null ? [] : [[names.get(k)!, v]])),
-        )
-      : item,
-  );
+  const out = items.map((item, index) => {
+    if (!isItem(item)) return item;
+    const kept = Object.entries(item).filter(([k]) => names.get(k) !== null);
+    const [key] = kept.find(([, v]) => overflows(v)) ?? [];
+    if (key !== undefined) {
+      throw new ColumnsError(
+        `item ${index}'s "${key}" is a number too large for JSON, which rewriting the file (--columns, ` +
+          '--ignore-unknown) would turn into null: correct it, or import the file without those options.',
+      );
+    }
+    return Object.fromEntries(kept.map(([k, v]) => [names.get(k)!, v]));
+  });
   const body = ndjson ? out.map((item) => `${JSON.stringify(item)}\n`).join('') : JSON.stringify(out);
   return { content: Buffer.from(body), total: items.length, ...report };
 }

@@ -1,7 +1,8 @@
 /**
- * `engage import <file>`: a large import through the running server's API (the README's "The
- * versioned API"): uploads the file (POST /v1/files), starts the job (POST /v1/<collection>/imports),
- * follows it (GET /v1/imports/<id>) with a progress bar, and prints a summary with the first errors.
+ * `engage import <file>` (docs/operations.md, "Importing a file"): a large import through the running
+ * server's API (docs/v1.md): uploads the file (POST /v1/files), starts the job
+ * (POST /v1/<collection>/imports), follows it (GET /v1/imports/<id>) with a progress bar, and prints
+ * a summary with the first errors.
  * Exits 1 when the job or any item failed (0 with --allow-failures), 2 on a usage error. With
  * --columns or --ignore-unknown the file's columns are renamed or dropped first (columns.ts).
  */
@@ -9,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { parse } from 'csv-parse';
+import { jsonFileItems, ndjsonLines } from '../imports/index.ts';
 import { type Columns, ColumnsError, parseColumns, reshape } from './columns.ts';
 import { progress } from './progress.ts';
 
@@ -41,15 +43,8 @@ class CliError extends Error {
 
 /** How many items the file holds, for the bar's total and ETA (the server does not know before it reads). */
 async function countItems(content: Buffer, type: string): Promise<number> {
-  if (type === 'application/json') {
-    const items = JSON.parse(content.toString('utf8')) as unknown;
-    return Array.isArray(items) ? items.length : 0;
-  }
-  if (type === 'application/x-ndjson')
-    return content
-      .toString('utf8')
-      .split('\n')
-      .filter((l) => l.trim()).length;
+  if (type === 'application/json') return jsonFileItems(content.toString('utf8')).length;
+  if (type === 'application/x-ndjson') return ndjsonLines(content.toString('utf8')).length;
   let records = 0;
   const parser = parse({ relax_column_count: true, skip_empty_lines: true, bom: true });
   parser.on('readable', () => {
@@ -145,7 +140,7 @@ async function prepare(
     content,
     type,
     options.columns ?? new Map(),
-    options.ignoreUnknown ? await known() : undefined,
+    options.ignoreUnknown ? { collection: options.collection, keys: await known() } : undefined,
   );
   const list = (names: readonly string[]) => names.join(', ');
   if (reshaped.renamed.length > 0)

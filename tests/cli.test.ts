@@ -2,9 +2,9 @@
  * The `engage` command (bin/engage.js, scripts/) as a user runs it: `--help` on every command, the
  * token CLI's documented forms and refusals, the token and organisation commands reaching the
  * database of a running embedded server through its admin channel, `import` following a job against
- * a started server (its exit code, --columns, --ignore-unknown), `seed --contacts`, a second server
- * on the same directory, the demo organisation named at every start, the migrations logged as they
- * are applied, and the token hint on PostgreSQL.
+ * a started server (its exit code, --columns, --ignore-unknown, the README's quick path),
+ * `seed --contacts`, a second server on the same directory, the demo organisation named at every
+ * start, the migrations logged as they are applied, and the token hint on PostgreSQL.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -336,6 +336,23 @@ describe('against a running embedded server', () => {
     expect(second.stderr).not.toMatch(/\n\s+at /);
   }, 60_000);
 
+  // Before the other imports, which add contacts: the export is then the demo's five.
+  it("the README's quick path: the demo's contacts exported as CSV import back as 5 updates", async () => {
+    const file = join(tempDir(), 'contacts.csv');
+    const exported = await fetch(
+      `http://127.0.0.1:${server!.port}/api/v1/contact?select=external_id,display_name,city`,
+      { headers: { Authorization: `Bearer ${demoToken}`, Accept: 'text/csv' } },
+    );
+    expect(exported.status).toBe(200);
+    writeFileSync(file, await exported.text());
+    // The README's server listens on PORT, the default of --url.
+    const result = await run(['import', file, '--token', demoToken], { PORT: String(server!.port) });
+    expect(result.code, result.stderr).toBe(0);
+    expect(lastLine(result.stdout)).toMatch(
+      /^Import \S+ succeeded: 5 of 5 rows in [\d.]+ s \(\d+ rows\/s\): 0 created, 5 updated, 0 failed\.$/,
+    );
+  }, 60_000);
+
   it('import uploads a CSV, follows the job with a progress bar and prints a summary', async () => {
     const file = join(tempDir(), 'contacts.csv');
     const rows = Array.from({ length: 3000 }, (_, i) => `cli-${i},Imported ${i},cli${i}@example.com,`);
@@ -437,6 +454,69 @@ describe('against a running embedded server', () => {
       expect(refused.stderr).not.toMatch(/import job/);
     }
   }, 90_000);
+
+  it('import --ignore-unknown refuses a --columns target the collection lacks, rather than drop it', async () => {
+    const url = `http://127.0.0.1:${server!.port}`;
+    const csv = join(tempDir(), 'typo.csv');
+    writeFileSync(csv, 'external_id,name,colour\ntypo-1,Ada,red\n');
+    const importing = (...options: string[]) => run(['import', csv, '--url', url, '--token', demoToken, ...options]);
+    const refused = await importing('--columns', 'name=dispaly_name', '--ignore-unknown');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--columns renames "name" to "dispaly_name", which contacts does not know');
+    expect(refused.stderr).not.toMatch(/colour|import job/);
+    // Without --ignore-unknown the server names it, row by row.
+    const failed = await importing('--columns', 'name=dispaly_name,colour=');
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/^ {2}item 0: UNKNOWN_FIELD .*"dispaly_name"/m);
+  }, 60_000);
+
+  it('import refuses to rewrite a JSON number too large to carry, rather than import it as null', async () => {
+    const url = `http://127.0.0.1:${server!.port}`;
+    for (const [name, text] of [
+      ['huge.json', '[{"external_id":"huge-0","name":"Fine"},{"external_id":"huge-1","name":"Huge","value":1e400}]'],
+      [
+        'huge.ndjson',
+        '{"external_id":"huge-0","name":"Fine"}\n{"external_id":"huge-1","name":"Huge","value":-1e400}\n',
+      ],
+    ] as const) {
+      const file = join(tempDir(), name);
+      writeFileSync(file, text);
+      const result = await run([
+        'import',
+        file,
+        '--url',
+        url,
+        '--token',
+        demoToken,
+        '--collection',
+        'deals',
+        '--ignore-unknown',
+      ]);
+      expect(result.code, name).toBe(2);
+      expect(result.stderr).toContain(`error: item 1's "value" is a number too large for JSON`);
+      expect(result.stderr).not.toMatch(/import job/);
+    }
+    const deals = await get(server!.port, demoToken, '/api/v1/deal?external_id=like.huge-*');
+    expect(await deals.json()).toEqual([]);
+  }, 60_000);
+
+  it('import counts the items of a {"items": [...]} JSON file', async () => {
+    const file = join(tempDir(), 'wrapped.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        items: [
+          { external_id: 'wrap-1', display_name: 'One' },
+          { external_id: 'wrap-2', display_name: 'Two' },
+        ],
+      }),
+    );
+    const url = `http://127.0.0.1:${server!.port}`;
+    const result = await run(['import', file, '--url', url, '--token', demoToken]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/ bytes, 2 rows\); import job/);
+    expect(result.stdout).toMatch(/succeeded: 2 of 2 rows .*: 2 created, 0 updated, 0 failed\./);
+  }, 60_000);
 });
 
 describe('engage seed', () => {
