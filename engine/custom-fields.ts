@@ -8,7 +8,7 @@
  */
 
 import type { FieldKind } from './field-kinds.ts';
-import { DATE, NOT_STORABLE, realDate, storable, TIMESTAMP } from './formats.ts';
+import { DATE, NOT_STORABLE, realDate, storableJson, TIMESTAMP } from './formats.ts';
 
 interface TypeSpec {
   /** The column of a value table that holds values of this type. */
@@ -52,16 +52,24 @@ export interface CustomField {
 
 const jsonType = (value: unknown) => (Array.isArray(value) ? 'array' : typeof value);
 
+/**
+ * Why PostgreSQL could not even read a value, whatever its type, or null: a JSON number too large
+ * for a double (parsed as Infinity, written as null), or text jsonb refuses.
+ */
+export function unreadableValue(value: unknown): string | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? null : 'is too large a number';
+  return storableJson(value) ? null : NOT_STORABLE;
+}
+
 /** Why a value does not fit its type, or null when it does (null always fits: it clears the value). */
 export function customValueProblem(type: CustomFieldType, value: unknown): string | null {
   if (value === null) return null;
   const spec: TypeSpec = CUSTOM_FIELD_TYPES[type];
   if (jsonType(value) !== spec.json) return spec.message;
-  if (typeof value === 'number') return Number.isFinite(value) ? null : 'is too large a number';
-  if (typeof value === 'boolean') return null;
-  const texts: unknown[] = Array.isArray(value) ? value : [value];
+  const texts: unknown[] = Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
   if (!texts.every((text) => typeof text === 'string')) return spec.message;
-  if (!(texts as string[]).every(storable)) return NOT_STORABLE;
+  const unreadable = unreadableValue(value);
+  if (unreadable) return unreadable;
   if (spec.pattern && !(spec.pattern.test(value as string) && realDate(value as string))) return spec.message;
   return null;
 }

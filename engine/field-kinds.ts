@@ -157,7 +157,10 @@ export const KINDS = {
         'must be a number',
       ),
     described: 'a number',
-    filter: (value) => FILTER_NUMERIC.test(pgTrim(value)) && sensibleExponent(pgTrim(value)),
+    filter: (value) => {
+      const text = pgTrim(value);
+      return FILTER_NUMERIC.test(text) && sensibleExponent(text);
+    },
     // Only the exponent can fail a value of the right form.
     filterHint: (value) =>
       FILTER_NUMERIC.test(pgTrim(value)) ? "A number's exponent is from -1000 to 1000." : undefined,
@@ -194,7 +197,10 @@ export const KINDS = {
       ),
     // A filter also takes a day, meaning its midnight in UTC: `won_at=gte.2026-12-01`.
     described: 'an ISO 8601 timestamp with an offset (such as 2026-12-01T09:00:00Z) or a date (YYYY-MM-DD)',
-    filter: (value) => isTimestamp(pgTrim(value)) || isDate(pgTrim(value)),
+    filter: (value) => {
+      const text = pgTrim(value);
+      return isTimestamp(text) || isDate(text);
+    },
     filterHint: (value) =>
       dateWordHint(value, "2026-12-01T09:00:00Z (JavaScript's toISOString() gives one)") ??
       (OFFSET_AS_SPACE.test(pgTrim(value))

@@ -5,9 +5,9 @@
  * response carries.
  */
 
+import { unreadableValue } from '../custom-fields.ts';
 import type { Row } from '../db/port.ts';
 import { ApiError, invalidBody, type Problem } from '../errors.ts';
-import { NOT_STORABLE, storableJson } from '../formats.ts';
 import { strongVersions } from '../parse/preconditions.ts';
 import type { Field, Resource } from '../registry/index.ts';
 import type { ApiRequest } from '../request.ts';
@@ -179,15 +179,11 @@ export function planUpdate(
   const row = rows[0]!;
   const fields = resource.fields.filter((f) => f.name in row);
   const custom = isCustom ? Object.fromEntries(Object.entries(row).filter(([k]) => isCustom(k))) : {};
-  // The statement checks custom values against their types, but must be able to read them first: JSON
-  // numbers too large for a double arrive as Infinity (written as null), and jsonb refuses NUL.
-  const unfit = Object.entries(custom).flatMap(([field, value]) =>
-    typeof value === 'number' && !Number.isFinite(value)
-      ? [{ field, message: 'is too large a number' }]
-      : storableJson(value)
-        ? []
-        : [{ field, message: NOT_STORABLE }],
-  );
+  // The statement checks custom values against their types, but must be able to read them first.
+  const unfit = Object.entries(custom).flatMap(([field, value]) => {
+    const message = unreadableValue(value);
+    return message ? [{ field, message }] : [];
+  });
   if (unfit.length > 0) throw invalidBody(unfit);
   return {
     kind: 'update',
