@@ -26,6 +26,10 @@ function fieldSchema(field: Field): v.GenericSchema {
   return field.nullable ? v.nullable(base) : base;
 }
 
+/** A JSON object: a body's item, or a nested record (not null, not an array). */
+export const isObject = (value: unknown): value is Row =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 export type BodyMode = 'create' | 'update';
 
 export interface BodySchemas {
@@ -77,7 +81,7 @@ export function inspectItem(
   const invalid: Problem[] = [];
   const row: Row = {};
   let claimed: string | null = null;
-  if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+  if (!isObject(item)) {
     return { row, claimed, unknown, invalid: [{ field: '', message: 'must be a JSON object' }] };
   }
   for (const [key, value] of Object.entries(item)) {

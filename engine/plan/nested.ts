@@ -12,7 +12,7 @@ import type { Row } from '../db/port.ts';
 import { ApiError, type Problem } from '../errors.ts';
 import { KINDS } from '../field-kinds.ts';
 import type { Field, Relation, Resource } from '../registry/index.ts';
-import { type BodySchemas, inspectItem } from './body.ts';
+import { type BodySchemas, inspectItem, isObject } from './body.ts';
 
 /** A to-one relation an item names its record of: resolved to the foreign key in the statement. */
 export interface PlannedReference {
@@ -36,8 +36,6 @@ export interface Nested {
   readonly references: readonly PlannedReference[];
   readonly children: readonly PlannedChildren[];
 }
-
-const isObject = (value: unknown): value is Row => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const fieldsOf = (resource: Resource, names: readonly string[]) => names.map((n) => resource.field(n)!);
 

@@ -11,7 +11,7 @@ import { ApiError, invalidBody, type Problem } from '../errors.ts';
 import { strongVersions } from '../parse/preconditions.ts';
 import type { Field, Resource } from '../registry/index.ts';
 import type { ApiRequest } from '../request.ts';
-import { type BodySchemas, checkItems } from './body.ts';
+import { type BodySchemas, checkItems, isObject } from './body.ts';
 import { checkNested, type Nested, namingProblem, takeNested } from './nested.ts';
 import { knownField, planCondition, planRepresentation, wholeField } from './read.ts';
 import type { DeletePlan, IfMatch, InsertPlan, PlannedCondition, UpdatePlan, WriteOutput } from './types.ts';
@@ -42,8 +42,6 @@ function output(resource: Resource, request: ApiRequest, maxRows: number): Write
     applied,
   };
 }
-
-const isObject = (body: unknown): body is Row => typeof body === 'object' && body !== null && !Array.isArray(body);
 
 /** `maxRows` (MAX_ROWS) bounds each embed of the representation, as it does in reads. */
 export function planInsert(
