@@ -19,6 +19,8 @@ interface FakeClient {
   /** Fails the statement in flight, as the driver does when its connection breaks. */
   reject: (error: Error) => void;
   ended: boolean;
+  /** Between a BEGIN the test released and its COMMIT or ROLLBACK. */
+  inTransaction: boolean;
 }
 
 const clients: FakeClient[] = [];
@@ -32,6 +34,7 @@ vi.mock('postgres', () => ({
       sent: [],
       reject: () => {},
       ended: false,
+      inTransaction: false,
     };
     clients.push(client);
     const hold = (text: string, _params: unknown, options: { prepare: boolean }) => {
@@ -41,12 +44,22 @@ vi.mock('postgres', () => ({
         client.pending.push(() => resolve([{ client: client.index }]));
       });
     };
+    // A transaction is one step the test releases (its BEGIN); what runs inside it is answered at once.
+    const unsafe = (text: string, params?: unknown, options = { prepare: false }) => {
+      if (text === 'BEGIN') {
+        return new Promise<unknown[]>((resolve) =>
+          client.pending.push(() => {
+            client.inTransaction = true;
+            resolve([]);
+          }),
+        );
+      }
+      if (!client.inTransaction) return hold(text, params, options);
+      if (text === 'COMMIT' || text === 'ROLLBACK') client.inTransaction = false;
+      return Promise.resolve([{ client: client.index }]);
+    };
     return {
-      unsafe: hold,
-      begin: async (fn: (tx: { unsafe: typeof hold }) => Promise<unknown>) => {
-        await new Promise<void>((resolve) => client.pending.push(resolve));
-        return fn({ unsafe: async () => [{ client: client.index }] });
-      },
+      unsafe,
       end: async () => {
         client.ended = true;
       },

@@ -63,6 +63,12 @@ interface Connection {
   readonly retireAt: number;
   /** The rejections of the statements handed to it and not yet answered. */
   readonly owed: Set<(error: Error) => void>;
+  /**
+   * Its socket closed: it takes no statement again. postgres.js would write one to the closed socket
+   * from a timer (an exception that ends the process), or open a new session for it, outside the
+   * transaction it belongs to.
+   */
+  gone: boolean;
 }
 
 /** The texts run lately, least recent first: a text seen before is worth preparing. */
@@ -131,6 +137,7 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
       sql: open(() => lost(connection)),
       prepared: new Set(),
       full: false,
+      gone: false,
       retireAt: performance.now() + LIFETIME_MS * (1 + Math.random()),
       owed: new Set(),
     };
@@ -155,6 +162,7 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
    * connection replaced.
    */
   const lost = (connection: Connection) => {
+    connection.gone = true;
     const error = closedUnanswered();
     for (const reject of connection.owed) reject(error);
     connection.owed.clear();
@@ -167,27 +175,22 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
 
   /**
    * `run`'s promise, rejected at once if the connection's socket closes first (`lost`), or with
-   * STATEMENT_STALLED once the deadline passes with the driver owing an answer. `run` gets
-   * `owing(false)` to stop the clock while the caller's own code runs (a transaction's body).
+   * STATEMENT_STALLED once the deadline passes with the driver owing an answer.
    */
-  const answered = <T>(connection: Connection, run: (owing: (yes: boolean) => void) => Promise<T>): Promise<T> =>
+  const answered = <T>(connection: Connection, run: () => Promise<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const owing = (yes: boolean) => {
-        clearTimeout(timer);
-        if (yes && deadlineMs) timer = setTimeout(() => reject(stalled(deadlineMs)), deadlineMs);
-      };
-      owing(true);
+      if (connection.gone) return reject(closedUnanswered());
+      const timer = deadlineMs ? setTimeout(() => reject(stalled(deadlineMs)), deadlineMs) : undefined;
       connection.owed.add(reject);
-      run(owing)
+      run()
         .then(resolve, reject)
         .finally(() => {
-          owing(false);
+          clearTimeout(timer);
           connection.owed.delete(reject);
         });
     });
 
-  const queryable = (connection: Connection, sql: postgres.Sql | postgres.TransactionSql): Queryable => ({
+  const queryable = (connection: Connection, sql: postgres.Sql): Queryable => ({
     query: (text, params = []) => {
       let prepare = !pooled && (seen.again(text) || connection.prepared.has(text));
       if (prepare && !connection.prepared.has(text)) {
@@ -228,20 +231,25 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
       }
     });
 
-  /** A transaction whose BEGIN and COMMIT are under the deadline; each statement inside has its own. */
-  const transaction = <T>(c: Connection, fn: (tx: Queryable) => Promise<T>): Promise<T> =>
-    answered(
-      c,
-      (owing) =>
-        c.sql.begin(async (tx) => {
-          owing(false);
-          try {
-            return await fn(queryable(c, tx));
-          } finally {
-            owing(true);
-          }
-        }) as Promise<T>,
-    );
+  /**
+   * A transaction on a connection of its own (one per client, and admitted alone), each statement
+   * under the deadline. Not postgres.js's `begin`, which sends its ROLLBACK even on a connection
+   * whose socket has closed (see `gone`). A connection that broke takes its transaction with it on
+   * the server; only one still in use is rolled back.
+   */
+  const transaction = async <T>(c: Connection, fn: (tx: Queryable) => Promise<T>): Promise<T> => {
+    const run = (text: string) => answered(c, () => c.sql.unsafe(text));
+    await run('BEGIN');
+    let result: T;
+    try {
+      result = await fn(queryable(c, c.sql));
+    } catch (error) {
+      if (!isBroken(error)) await run('ROLLBACK');
+      throw error;
+    }
+    await run('COMMIT');
+    return result;
+  };
 
   return {
     kind: 'postgres',

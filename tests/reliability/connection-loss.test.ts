@@ -9,6 +9,7 @@
  * The database is a private cluster this file starts, so the test runs the same whatever
  * DATABASE_URL says.
  */
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { mapDatabaseError } from '../../engine/db/errors.ts';
 import type { Database } from '../../engine/db/port.ts';
@@ -46,6 +47,64 @@ afterAll(async () => {
   await db?.close().catch(() => {});
   await cluster?.destroy();
 });
+
+it('fails a transaction whose connection is reset with a 503, and leaves nothing to throw later', async () => {
+  // A proxy in front of the cluster resets the connection mid-transaction, as a crashed server does.
+  const target = new URL(cluster.url);
+  const sockets = new Set<Socket>();
+  const proxy = createServer((client) => {
+    const server = connect(Number(target.port), target.hostname);
+    sockets.add(client);
+    client.pipe(server).pipe(client);
+    client.on('error', () => server.destroy());
+    server.on('error', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const url = new URL(cluster.url);
+  url.port = String((proxy.address() as AddressInfo).port);
+  const proxied = connectPostgres(url.href, { poolSize: 1, statementTimeoutMs: STATEMENT_TIMEOUT_MS });
+  // An exception from a timer (a write to the closed socket) would end a server's process.
+  const thrown: unknown[] = [];
+  const record = (error: unknown) => thrown.push(error);
+  process.on('uncaughtException', record);
+  try {
+    // One transaction loses its connection mid-statement, the next between two statements.
+    const transaction = proxied.transaction(async (q) => {
+      await q.query('SELECT 1');
+      return q.query('SELECT pg_sleep(5)');
+    });
+    await sleep(300);
+    for (const socket of sockets) socket.resetAndDestroy();
+    const failure = (promise: Promise<unknown>) =>
+      promise.then(
+        () => null,
+        (e: unknown) => e,
+      );
+    const error = await failure(transaction);
+    expect(error && mapDatabaseError(error).status).toBe(503);
+    let reset = () => {};
+    const between = proxied.transaction(async (q) => {
+      await q.query('SELECT 1');
+      await new Promise<void>((resolve) => {
+        reset = resolve;
+        for (const socket of sockets) socket.resetAndDestroy();
+      });
+      return q.query('SELECT 2');
+    });
+    await sleep(300);
+    reset();
+    const second = await failure(between);
+    expect(second && mapDatabaseError(second).status).toBe(503);
+    await sleep(200);
+    expect(thrown).toEqual([]);
+    await expect(proxied.query('SELECT 1 AS one')).resolves.toEqual([{ one: 1 }]);
+  } finally {
+    process.off('uncaughtException', record);
+    await proxied.close().catch(() => {});
+    for (const socket of sockets) socket.destroy();
+    proxy.close();
+  }
+}, 30_000);
 
 it('answers every statement owed when the database dies with a 503, at once', async () => {
   const statements: Statement[] = [];
