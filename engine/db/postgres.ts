@@ -222,9 +222,9 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
         broken = isBroken(error);
         throw error;
       } finally {
-        // Statements pipelined with this one may have replaced it already.
+        // Statements pipelined with this one may have replaced it already; a closed pool opens none.
         const retiring = connection.full || broken || performance.now() > connection.retireAt;
-        if (retiring && connections[slot] === connection) {
+        if (retiring && !closed && connections[slot] === connection) {
           connections[slot] = connect();
           retire(connection, broken);
         }
