@@ -1,6 +1,6 @@
 /**
  * The postgres.js port sends a statement to an idle single-connection client or pipelines it behind
- * young statements, never behind a slow one; a transaction has its client to itself; the rest
+ * young statements, never behind a slow one nor behind a transaction pooler; a transaction has its client to itself; the rest
  * wait per lane (organisation) with a bounded wait and length, lanes served in turn, one lane on
  * at most half the clients. Statements are prepared from their second use on, and a client that
  * has prepared too many, or whose connection broke, is replaced. postgres.js is replaced by a recorder
@@ -121,6 +121,18 @@ describe('postgres.js pool', () => {
       [{ client: 0 }],
       [{ client: 1 }],
     ]);
+  });
+
+  it('behind a transaction pooler (prepare: false) pipelines nothing: a statement waits for an idle client', async () => {
+    const db = connectPostgres('postgres://x/db', { poolSize: 2, laneLimit: 2, prepare: false });
+    const all = [db.query('a'), db.query('b'), db.query('c')];
+    await settle();
+    expect(inFlight()).toEqual([1, 1]);
+    await release(0);
+    expect(inFlight()).toEqual([1, 1]);
+    await release(1);
+    await release(0);
+    expect(await Promise.all(all)).toEqual([[{ client: 0 }], [{ client: 1 }], [{ client: 0 }]]);
   });
 
   it('pipelines nothing behind a statement known to be slow: the next waits for a free client', async () => {

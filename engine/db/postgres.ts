@@ -25,7 +25,11 @@ import { connectionSettings } from './settings.ts';
 export const MAX_PREPARED = 256;
 /** Statement texts remembered to tell a repeated shape from a one-off. */
 const SEEN_TEXTS = 4096;
-/** Statements pipelined on one connection at most: more wait for the next free one. */
+/**
+ * Statements pipelined on one connection at most: more wait for the next free one. Behind a
+ * transaction pooler (`prepare: false`) none is: PgBouncer before 1.21 hands the server connection
+ * back at the first ReadyForQuery, and the answer to a statement pipelined behind it reaches no one.
+ */
 const PIPELINE_DEPTH = 16;
 /**
  * A statement in flight longer than this is taken to be slow, and no other is pipelined behind
@@ -99,17 +103,17 @@ export interface PostgresOptions extends DatabaseOptions {
 
 export function connectPostgres(url: string, options: PostgresOptions = {}): Database {
   const size = Math.max(1, options.poolSize ?? 10);
+  const pooled = options.prepare === false;
   const admissionOptions: AdmissionOptions = {
     connections: size,
     laneLimit: options.laneLimit ?? Math.ceil(size / 2),
-    depth: PIPELINE_DEPTH,
+    depth: pooled ? 1 : PIPELINE_DEPTH,
     youngMs: YOUNG_MS,
     queueTimeoutMs: options.queueTimeoutMs ?? 5000,
     queueMax: options.queueMax ?? 1000,
   };
   const admission = new Admission(admissionOptions);
   const seen = new SeenTexts();
-  const pooled = options.prepare === false;
   const settings = connectionSettings(options);
   const open = (onclose: () => void, max = 1): postgres.Sql =>
     postgres(url, {

@@ -1,13 +1,15 @@
 /**
  * A server or CLI command pointed at PgBouncer in transaction mode without DATABASE_PREPARE=0: the
  * pooler refuses the settings sent at connection start, and each exits 1 with one line saying what
- * to set, no stack trace. tests/scale/run.sh runs this with PGBOUNCER_URL set, its PgBouncer up.
+ * to set, no stack trace. With it, the postgres.js port answers every statement of a burst.
+ * tests/scale/run.sh runs this with PGBOUNCER_URL set, its PgBouncer up.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { connectPostgres } from '../../engine/postgres.ts';
 import { freePort } from '../helpers/ports.ts';
 
 const { PGBOUNCER_URL } = process.env;
@@ -49,4 +51,21 @@ it('the token CLI exits 1 with the same line', async () => {
   const { code, stderr } = await run(['bin/engage.js', 'token', 'create', '--organisation', randomUUID()]);
   expect(code).toBe(1);
   expect(stderr.trim()).toMatch(HINT);
+});
+
+it('behind it with DATABASE_PREPARE=0, the port answers every statement of a burst on few connections', async () => {
+  // PgBouncer 1.18 hands the server back at the first ReadyForQuery: a statement pipelined behind
+  // another would be answered to nobody and wait for ever. The deadline turns such a loss into a failure.
+  const db = connectPostgres(`${PGBOUNCER_URL}/${name}`, { poolSize: 2, prepare: false, statementTimeoutMs: 1000 });
+  try {
+    // Statements without parameters are sent at once; one with them is first described (Parse, Describe, Sync).
+    const burst = Array.from({ length: 400 }, (_, i) =>
+      i % 2 ? db.query<{ n: number }>('SELECT $1::text::int AS n', [i]) : db.query<{ n: number }>(`SELECT ${i} AS n`),
+    );
+    const answers = await Promise.allSettled(burst);
+    expect(answers.filter((a) => a.status === 'rejected')).toEqual([]);
+    expect(answers.map((a) => a.status === 'fulfilled' && a.value[0]?.n)).toEqual([...Array(400).keys()]);
+  } finally {
+    await db.close();
+  }
 });
