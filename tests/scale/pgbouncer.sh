@@ -10,7 +10,9 @@ UPSTREAM_PORT=${UPSTREAM_PORT:-5432}
 
 pgbouncer_start() {
   if ! command -v pgbouncer >/dev/null; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null
+    # Waits for another apt (CI's Chromium install, say) rather than failing on its lock.
+    apt-get -o DPkg::Lock::Timeout=600 update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq pgbouncer >/dev/null
   fi
   PGBOUNCER_DIR=$(mktemp -d)
   cat >"$PGBOUNCER_DIR/pgbouncer.ini" <<INI
