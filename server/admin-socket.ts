@@ -87,7 +87,10 @@ async function call<T>(dir: string, method: string, path: string, body?: unknown
       res.on('data', (chunk: string) => (text += chunk));
       res.on('end', () => {
         const parsed = JSON.parse(text || 'null') as T & { error?: string };
-        if ((res.statusCode ?? 500) >= 400) reject(new Error(parsed?.error ?? `admin channel: ${res.statusCode}`));
+        // A server started from an older version lacks the newer commands' routes.
+        if (res.statusCode === 404)
+          reject(new Error(`it runs an older version, which has no ${method} ${path}; restart it with this one`));
+        else if ((res.statusCode ?? 500) >= 400) reject(new Error(parsed?.error ?? `admin channel: ${res.statusCode}`));
         else resolve(parsed);
       });
     });

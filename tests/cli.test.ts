@@ -7,13 +7,14 @@
  * start, the migrations logged as they are applied, and the token hint on PostgreSQL.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminSocket } from '../server/admin-socket.ts';
+import { adminChannel, adminSocket } from '../server/admin-socket.ts';
 import { createDemo } from '../server/demo.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { freePort } from './helpers/ports.ts';
@@ -257,6 +258,22 @@ describe('the token CLI on a database no server holds', () => {
     // Neither the tokens nor their hashes.
     expect(tokens.stdout).not.toMatch(/engage_|[0-9a-f]{64}/);
   }, 120_000);
+});
+
+it("a server of an older version, whose admin channel lacks a command's route, is to be restarted", async () => {
+  const dir = tempDir();
+  mkdirSync(join(dir, 'admin'));
+  const older = createServer((req, res) =>
+    res.writeHead(404).end(JSON.stringify({ error: `no ${req.method} ${req.url}` })),
+  );
+  await new Promise<void>((resolve) => older.listen(adminSocket(dir), resolve));
+  try {
+    await expect(adminChannel(dir).listOrganisations()).rejects.toThrow(
+      'it runs an older version, which has no GET /organisations; restart it with this one',
+    );
+  } finally {
+    older.close();
+  }
 });
 
 describe('against a running embedded server', () => {
