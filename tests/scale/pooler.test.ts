@@ -60,7 +60,9 @@ it('behind it with DATABASE_PREPARE=0, the port answers every statement of a bur
   try {
     // Statements without parameters are sent at once; one with them is first described (Parse, Describe, Sync).
     const burst = Array.from({ length: 400 }, (_, i) =>
-      i % 2 ? db.query<{ n: number }>('SELECT $1::text::int AS n', [i]) : db.query<{ n: number }>(`SELECT ${i} AS n`),
+      i % 2
+        ? db.query<{ n: number }>('SELECT $1::text::int AS n', [String(i)])
+        : db.query<{ n: number }>(`SELECT ${i} AS n`),
     );
     const answers = await Promise.allSettled(burst);
     expect(answers.filter((a) => a.status === 'rejected')).toEqual([]);
