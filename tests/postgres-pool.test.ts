@@ -1,10 +1,10 @@
 /**
  * The postgres.js port sends a statement to an idle single-connection client or pipelines it behind
- * young statements, never behind a slow one nor behind a transaction pooler; a transaction has its client to itself; the rest
- * wait per lane (organisation) with a bounded wait and length, lanes served in turn, one lane on
- * at most half the clients. Statements are prepared from their second use on, and a client that
- * has prepared too many, or whose connection broke, is replaced. postgres.js is replaced by a recorder
- * so this can be watched without a server.
+ * young statements, never behind a slow one nor behind a transaction pooler; a transaction has its
+ * client to itself; the rest wait per lane (organisation) with a bounded wait and length, lanes
+ * served in turn, one lane on at most half the clients. Statements are prepared from their second
+ * use on, and a client that has prepared too many, or whose connection broke, is replaced.
+ * postgres.js is replaced by a recorder so this can be watched without a server.
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { PoolBusy } from '../engine/db/admission.ts';
