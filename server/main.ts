@@ -39,10 +39,13 @@ async function prepare(db: Awaited<ReturnType<typeof openDatabase>>) {
       `Demo organisation: ${demo.id} (${JSON.stringify(demo.name)}). ` +
         `Tokens: npx engage token create --organisation ${demo.id}`,
     );
+  } else if (!embedded) {
+    // Without a demo to name, say how to make a first token.
+    console.log(tokenHint());
   }
 }
 
-/** Migrations, then on PostgreSQL the role's settings checked and the token hint, or on PGlite the demo seeded. */
+/** Migrations, then on PostgreSQL the role's settings checked, or on PGlite the demo seeded. */
 async function prepareDatabase(db: Awaited<ReturnType<typeof openDatabase>>) {
   await migrate(db, log);
   if (!embedded) {
@@ -63,8 +66,6 @@ async function prepareDatabase(db: Awaited<ReturnType<typeof openDatabase>>) {
           ' DATABASE_PREPARE=0 as a role that may ALTER ROLE, then RECONNECT in the PgBouncer console',
       );
     }
-    // The demo's own line names its organisation; without one, say how to make a first token.
-    if (!(await findDemo(db))) console.log(tokenHint());
     return;
   }
   const demo = await seedDemo(db, engageEngine(db));
