@@ -34,7 +34,13 @@ export const NOT_STORABLE = 'must not contain NUL characters or unpaired surroga
 const isPgSpace = (char: string): boolean => char !== '' && ' \t\n\r\v\f'.includes(char);
 
 /** A filter value without the white space PostgreSQL would skip around it. */
-export const pgTrim = (text: string): string => text.replace(/^[ \t\n\r\v\f]+|[ \t\n\r\v\f]+$/g, '');
+export function pgTrim(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (isPgSpace(text.charAt(start))) start++;
+  while (end > start && isPgSpace(text.charAt(end - 1))) end--;
+  return text.slice(start, end);
+}
 
 /** A JSON value PostgreSQL can store: every string in it, keys too, storable. */
 export const storableJson = (value: unknown): boolean =>
