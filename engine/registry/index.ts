@@ -275,7 +275,8 @@ function customFieldsOf(owner: string, def: CustomFieldsDefinition, tenant: stri
     throw refuse(
       owner,
       `its custom fields need ${list(lacking)}; shape the value table like the value tables of the` +
-        ' "Custom fields" section of docs/architecture.md and the definitions table with id, key, type and entity',
+        ' "Custom fields" item of "Adding a resource" in docs/architecture.md, and the definitions table with' +
+        ' id, key, type and entity',
     );
   }
   return { entity: def.entity, table: values.name, parentKey: def.parentKey, definitions: definitions.name, tenant };
