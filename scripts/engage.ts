@@ -6,8 +6,9 @@
 import { buildOpenApi } from '@engage/engine';
 import { Command, CommanderError } from 'commander';
 import { registry as appRegistry } from '../schema/registry.ts';
-import { poolerHint } from '../server/database.ts';
+import { localBase, serverUrl, whereabouts } from '../server/cli.ts';
 import { openapiOptions } from '../server/openapi.ts';
+import { exitWith } from '../server/problems.ts';
 import { importCommand } from './import.ts';
 import { migrateCommand } from './migrate.ts';
 import { organisationCommand } from './organisation.ts';
@@ -33,8 +34,8 @@ program.addCommand(importCommand());
 program
   .command('openapi')
   .description('print the OpenAPI 3.1 document of /api/v1 (JSON) on stdout')
-  .option('--server-url <url>', 'the server URL the document names', 'http://127.0.0.1:3000/api/v1')
-  .action(({ serverUrl }: { serverUrl: string }) => {
+  .option('--server-url <url>', "the server URL the document names (default: HOST and PORT's /api/v1)", serverUrl)
+  .action(({ serverUrl = `${localBase()}/api/v1` }: { serverUrl?: string }) => {
     console.log(JSON.stringify(buildOpenApi(appRegistry, openapiOptions(serverUrl)), null, 2));
   });
 
@@ -46,15 +47,29 @@ const override = (command: Command) => {
 };
 override(program);
 
+/** The words of the command run (`token create`), as argv names them. */
+function commandRun(): string[] {
+  const words: string[] = [];
+  let command: Command = program;
+  for (const word of process.argv.slice(2)) {
+    const sub = command.commands.find((c) => c.name() === word);
+    if (!sub) break;
+    words.push(word);
+    command = sub;
+  }
+  return words;
+}
+
+// A reader that stops early (`engage openapi | head`) closes the pipe: the command's work is done.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(0);
+});
+
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  const hint = poolerHint(error);
-  if (hint !== undefined) {
-    console.error(hint);
-    process.exit(1);
-  }
-  if (!(error instanceof CommanderError)) throw error;
   // Help and version exit 0; anything commander refused (unknown command, missing or invalid option) is a usage error.
-  process.exit(error.exitCode === 0 ? 0 : 2);
+  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
+  exitWith(error, whereabouts(), `engage ${commandRun().join(' ')} failed`);
 }

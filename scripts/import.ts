@@ -11,6 +11,7 @@ import { extname } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { parse } from 'csv-parse';
 import { jsonFileItems, ndjsonLines } from '../imports/index.ts';
+import { localBase, serverUrl } from '../server/cli.ts';
 import { type Columns, ColumnsError, parseColumns, reshape } from './columns.ts';
 import { progress } from './progress.ts';
 
@@ -92,6 +93,28 @@ async function call<T>(
   return JSON.parse(text) as T;
 }
 
+/** `1 row`, `3 rows`. */
+const rows = (n: number) => `${n} ${n === 1 ? 'row' : 'rows'}`;
+
+/**
+ * The line that ends an import: failed when the job failed or no row was imported, partly when some
+ * rows failed; how many of the file's rows were imported, and what became of each.
+ */
+function summary(job: JobView, total: number, seconds: number): string {
+  const imported = job.created + job.updated;
+  const outcome =
+    job.status === 'failed' || (imported === 0 && job.failed > 0)
+      ? 'failed'
+      : job.failed > 0
+        ? 'partly succeeded'
+        : 'succeeded';
+  const rate = Math.round(job.processed / Math.max(seconds, 0.001));
+  return (
+    `Import ${job.id} ${outcome}: ${imported} of ${rows(total)} imported in ${seconds.toFixed(1)} s ` +
+    `(${rate} rows/s): ${job.created} created, ${job.updated} updated, ${job.failed} failed.`
+  );
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface ItemSchema {
@@ -153,7 +176,7 @@ async function prepare(
 
 interface ImportOptions {
   collection: string;
-  url: string;
+  url?: string;
   token?: string;
   type?: string;
   columns?: Columns;
@@ -166,7 +189,7 @@ export const importCommand = () =>
     .description('import a file (CSV with a header row, JSON array or NDJSON) through the running server')
     .argument('<file>', 'the file; its type from its extension (.csv, .json, .ndjson/.jsonl) or --type')
     .option('--collection <name>', 'contacts, deals or appointments', 'contacts')
-    .option('--url <url>', "the server's base URL", `http://127.0.0.1:${process.env.PORT || 3000}`)
+    .option('--url <url>', "the server's base URL (default: HOST and PORT's)", serverUrl)
     .option('--token <token>', 'an API token of the organisation (default: $ENGAGE_TOKEN)')
     .option('--type <media-type>', 'text/csv, application/json or application/x-ndjson', (value) => {
       if (!Object.values(TYPES).includes(value)) throw new InvalidArgumentError(`unknown type ${value}.`);
@@ -183,7 +206,7 @@ export const importCommand = () =>
     )
     .option('--allow-failures', 'exit 0 when some rows failed (the job itself did not)')
     .action(async (file: string, options: ImportOptions) => {
-      const base = options.url.replace(/\/+$/, '');
+      const base = options.url ?? localBase();
       try {
         const token = options.token ?? process.env.ENGAGE_TOKEN;
         if (!token) throw new CliError('error: an API token is needed: --token or ENGAGE_TOKEN.', 2);
@@ -209,7 +232,7 @@ export const importCommand = () =>
           JSON.stringify({ file_id: stored.id }),
           'application/json',
         );
-        console.error(`Uploaded ${file} (${upload.length} bytes, ${total} rows); import job ${job.id}.`);
+        console.error(`Uploaded ${file} (${upload.length} bytes, ${rows(total)}); import job ${job.id}.`);
         const bar = progress(total);
         while (job.status === 'queued' || job.status === 'running') {
           await sleep(250);
@@ -217,20 +240,14 @@ export const importCommand = () =>
           bar.update(job.processed);
         }
         bar.stop();
-        const rate = Math.round(job.processed / Math.max(bar.seconds(), 0.001));
-        console.log(
-          `Import ${job.id} ${job.status}: ${job.processed} of ${total} rows in ${bar.seconds().toFixed(1)} s ` +
-            `(${rate} rows/s): ${job.created} created, ${job.updated} updated, ${job.failed} failed.`,
-        );
+        console.log(summary(job, total, bar.seconds()));
         for (const e of job.errors.slice(0, 10))
           console.log(`  item ${e.index ?? '?'}: ${e.error?.code ?? 'ERROR'} ${e.error?.message ?? ''}`);
         if (job.errors.length > 10) console.log(`  … ${job.failed - 10} more failed (GET /v1/imports/${job.id}).`);
         if (job.error) console.log(`  The job failed: ${job.error}`);
         if (job.status === 'failed') process.exitCode = 1;
         else if (job.failed > 0 && !options.allowFailures) {
-          console.error(
-            `${job.failed} ${job.failed === 1 ? 'row' : 'rows'} failed: exit code 1 (--allow-failures exits 0).`,
-          );
+          console.error(`${rows(job.failed)} failed: exit code 1 (--allow-failures exits 0).`);
           process.exitCode = 1;
         }
       } catch (error) {

@@ -1,6 +1,6 @@
 /**
- * `engage seed` (`npm run seed`): migrates the configured database and, when it has no organisation
- * yet, creates the demo organisation `npm start` creates on a fresh embedded database, printing its
+ * `engage seed` (`npm run seed`): migrates the configured database and, when it has no demo
+ * organisation yet, creates the one `npm start` creates on a fresh embedded database, printing its
  * token alone on the last line. `--contacts N` then adds N generated contacts to the demo
  * organisation (or `--organisation`), in batches, with a progress bar: a database at scale.
  */
@@ -9,7 +9,7 @@ import type { Queryable } from '@engage/engine';
 import { UUID } from '@engage/engine';
 import { Command, InvalidArgumentError } from 'commander';
 import { withDatabase } from '../server/cli.ts';
-import { findDemo, seedDemo } from '../server/demo.ts';
+import { createDemo, findDemo } from '../server/demo.ts';
 import { engageEngine } from '../server/engine.ts';
 import { progress } from './progress.ts';
 
@@ -76,27 +76,26 @@ const uuid = (value: string) => {
 export const seedCommand = () =>
   new Command('seed')
     .description(
-      'create the demo organisation on an empty database (its token alone on the last line); ' +
+      'create the demo organisation unless the database has it (its token alone on the last line); ' +
         'with --contacts, add that many generated contacts',
     )
     .option('--contacts <n>', 'generated contacts to add, in batches, with progress', count)
     .option('--organisation <uuid>', 'the organisation to add them to (default: the demo organisation)', uuid)
     .action(async (options: { contacts?: number; organisation?: string }) => {
       await withDatabase(async (db) => {
-        const demo = await seedDemo(db, engageEngine(db));
-        if (options.contacts === undefined) {
-          if (!demo) {
-            console.error('The database already has organisations; the demo is only created on an empty one.');
-            process.exitCode = 1;
-            return;
-          }
-        } else {
-          const organisationId = options.organisation ?? demo?.organisationId ?? (await findDemo(db))?.id;
-          if (!organisationId) {
-            console.error('No demo organisation in this database: name one with --organisation <uuid>.');
-            process.exitCode = 1;
-            return;
-          }
+        const existing = await findDemo(db);
+        if (existing && options.contacts === undefined) {
+          console.error(
+            `The database has the demo organisation already (${existing.id}); ` +
+              `a token for it: npx engage token create --organisation ${existing.id}`,
+          );
+          process.exitCode = 1;
+          return;
+        }
+        // The demo, unless it exists or the contacts go to another organisation.
+        const demo = existing || options.organisation ? null : await createDemo(db, engageEngine(db));
+        if (options.contacts !== undefined) {
+          const organisationId = (options.organisation ?? demo?.organisationId ?? existing?.id)!;
           await db.query('INSERT INTO organisation (id) VALUES ($1::uuid) ON CONFLICT (id) DO NOTHING', [
             organisationId,
           ]);

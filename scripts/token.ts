@@ -32,7 +32,14 @@ export function tokenCommand(): Command {
     .action(async (options: { organisation: string; name?: string; expiresIn?: number }) => {
       const { organisation: organisationId, name, expiresIn } = options;
       await withAdmin(async (admin) => {
-        const { id, token: secret } = await admin.createToken({ organisationId, name, expiresInDays: expiresIn });
+        const created = await admin.createToken({ organisationId, name, expiresInDays: expiresIn });
+        const { id, token: secret } = created;
+        // The contract creates an unknown organisation: say so, as a mistyped id would go unseen.
+        if (created.organisationCreated)
+          console.error(
+            `Organisation ${organisationId} did not exist, so it was created, without a name ` +
+              '(npx engage organisation list shows those there are).',
+          );
         const expiry = expiresIn ? `, expiring in ${expiresIn} ${expiresIn === 1 ? 'day' : 'days'}` : '';
         console.log(`Created token ${id} for organisation ${organisationId}${expiry}. It is shown once:`);
         console.log(secret);

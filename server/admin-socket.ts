@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import type { Database, TokenInfo } from '@engage/engine';
-import { type Admin, adminOperations, type OrganisationInfo } from './engine.ts';
+import { type Admin, adminOperations, type CreatedToken, type OrganisationInfo } from './engine.ts';
 
 export const adminSocket = (dir: string) => join(dir, 'admin', 'engage.sock');
 
@@ -26,6 +26,8 @@ async function handle(admin: Admin, method: string, url: URL, body: string): Pro
   const revoke = /^\/tokens\/([^/]+)\/revoke$/.exec(path);
   if (method === 'POST' && revoke) return { status: 200, body: { revoked: await admin.revokeToken(revoke[1]!) } };
   if (method === 'GET' && path === '/organisations') return { status: 200, body: await admin.listOrganisations() };
+  if (method === 'POST' && path === '/organisations')
+    return { status: 201, body: await admin.createOrganisation((JSON.parse(body || '{}') as { name: string }).name) };
   return { status: 404, body: { error: `no ${method} ${path}` } };
 }
 
@@ -101,7 +103,8 @@ async function call<T>(dir: string, method: string, path: string, body?: unknown
 
 /** The admin operations (server/engine.ts), run by the server holding `dir`. */
 export const adminChannel = (dir: string): Admin => ({
-  createToken: (input) => call<{ id: string; token: string }>(dir, 'POST', '/tokens', input),
+  createOrganisation: (name) => call<Omit<OrganisationInfo, 'active_tokens'>>(dir, 'POST', '/organisations', { name }),
+  createToken: (input) => call<CreatedToken>(dir, 'POST', '/tokens', input),
   listTokens: (organisationId) =>
     call<TokenInfo[]>(
       dir,

@@ -5,13 +5,14 @@
  * pending migrations (logging each, as the server does at its start), runs the command and closes
  * the database.
  */
-import { randomUUID } from 'node:crypto';
+import { InvalidArgumentError } from 'commander';
 import { adminChannel } from './admin-socket.ts';
 import { type Config, loadConfig } from './config.ts';
 import { type OpenDatabase, openDatabase } from './database.ts';
 import { embeddedHolder, inUseMessage } from './embedded-lock.ts';
 import { type Admin, adminOperations } from './engine.ts';
 import { createLogger, type Logger } from './logger.ts';
+import type { Whereabouts } from './problems.ts';
 
 /** Applies pending migrations, logging each one applied (info): drizzle's migrator does not say. */
 export async function migrate(db: OpenDatabase, log: Logger): Promise<void> {
@@ -29,7 +30,7 @@ export async function withDatabase(run: (db: OpenDatabase, config: Config) => Pr
   }
   const db = await openDatabase(config);
   try {
-    await migrate(db, createLogger(config.LOG_LEVEL, { format: config.LOG_FORMAT }));
+    await migrate(db, createLogger(config.LOG_LEVEL, { format: config.LOG_FORMAT, sync: true }));
     await run(db, config);
   } finally {
     await db.close();
@@ -54,7 +55,34 @@ export async function withAdmin(run: (admin: Admin) => Promise<void>): Promise<v
   await withDatabase((db) => run(adminOperations(db)));
 }
 
-/** What `npm start` on PostgreSQL prints: the command that gives an organisation its first token. */
-export const tokenHint = (): string =>
-  'Get an API token (with the same DATABASE_URL): ' +
-  `npm run token -- create --organisation ${randomUUID()} --name admin   (or: npx engage token create …)`;
+/** What start-up prints on a database with no organisation, where it seeds no demo (PostgreSQL). */
+export const firstOrganisationHint = (): string =>
+  [
+    'This database has no organisation yet. With the same DATABASE_URL, create one and a token for it:',
+    '  npx engage organisation create --name "Acme"                  # prints its id last',
+    '  npx engage token create --organisation <its id> --name admin   # prints the token last',
+    'or the demo organisation, with sample data and a token: npx engage seed',
+  ].join('\n');
+
+/** The settings a failure is told against (problems.ts), or none when they are what failed. */
+export function whereabouts(): Whereabouts {
+  try {
+    return loadConfig();
+  } catch {
+    return {};
+  }
+}
+
+/** The server's own URL, from HOST and PORT, as it names itself (an IPv6 address in brackets). */
+export function localBase(config: Pick<Config, 'HOST' | 'PORT'> = loadConfig()): string {
+  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+  return `http://${host}:${config.PORT}`;
+}
+
+/** A URL option's value (commander's parser): an absolute http(s) URL, without a trailing slash. */
+export function serverUrl(value: string): string {
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    throw new InvalidArgumentError(`must be an absolute http:// or https:// URL, not "${value}".`);
+  return value.replace(/\/+$/, '');
+}

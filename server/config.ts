@@ -1,15 +1,17 @@
 /** Configuration from the environment, checked once at start-up (docs/configuration.md lists them). */
 import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
+import { Problem } from './problems.ts';
 
-const wholeNumber = (min: number) =>
+const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   v.pipe(
     v.string(),
     v.regex(/^\d+$/, 'must be a whole number'),
     v.transform(Number),
     v.minValue(min, `must be at least ${min}`),
+    v.maxValue(max, `must be at most ${max}`),
   );
-const int = (fallback: number, min = 0) => v.optional(wholeNumber(min), String(fallback));
+const int = (fallback: number, min = 0, max?: number) => v.optional(wholeNumber(min, max), String(fallback));
 /** `1` or `true` on, `0` or `false` off. */
 const flag = (fallback: '0' | '1' = '0') =>
   v.optional(
@@ -20,11 +22,20 @@ const flag = (fallback: '0' | '1' = '0') =>
     fallback,
   );
 
+/** postgres://[user[:password]@]host[:port]/database, as libpq and postgres.js read it. */
+const databaseUrl = v.pipe(
+  v.string(),
+  v.check(
+    (text) => URL.canParse(text) && /^postgres(ql)?:$/.test(new URL(text).protocol),
+    'must be a URL such as postgres://user:password@127.0.0.1:5432/engage',
+  ),
+);
+
 const ConfigSchema = v.object({
-  PORT: int(3000, 1),
+  PORT: int(3000, 1, 65535),
   HOST: v.optional(v.string(), '127.0.0.1'),
   /** PostgreSQL through postgres.js when set; PGlite in PGLITE_DIR otherwise. */
-  DATABASE_URL: v.optional(v.pipe(v.string(), v.minLength(1))),
+  DATABASE_URL: v.optional(databaseUrl),
   PGLITE_DIR: v.optional(v.string(), './.data'),
   /** `0` behind a transaction pooler (PgBouncer): no prepared statements, the settings the role's. */
   DATABASE_PREPARE: flag('1'),
@@ -62,7 +73,7 @@ const ConfigSchema = v.object({
   /** `json` (one object a line) or `pretty` for people reading a terminal (pino-pretty). */
   LOG_FORMAT: v.optional(v.picklist(['json', 'pretty']), 'json'),
   /** Serves GET /metrics (Prometheus) on a listener of its own on this port (same HOST). */
-  METRICS_PORT: v.optional(wholeNumber(1)),
+  METRICS_PORT: v.optional(wholeNumber(1, 65535)),
   /** Serves GET /metrics on the main port to `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: v.optional(v.pipe(v.string(), v.minLength(16, 'must have at least 16 characters'))),
   /** `1`: a Server-Timing header (parse, plan, compile, db, respond) on resource responses. */
@@ -97,12 +108,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const result = v.safeParse(ConfigSchema, known);
   if (!result.success) {
     const problems = result.issues.map((i) => `${v.getDotPath(i) ?? '?'} ${i.message}`).join('; ');
-    throw new Error(`invalid configuration: ${problems}`);
+    throw new Problem(`Invalid configuration: ${problems}`);
   }
   if (result.output.READ_DATABASE_URL && !result.output.DATABASE_URL)
-    throw new Error('invalid configuration: READ_DATABASE_URL needs DATABASE_URL (the primary that takes writes)');
+    throw new Problem('Invalid configuration: READ_DATABASE_URL needs DATABASE_URL (the primary that takes writes)');
   // Node refuses a server whose headers timeout is above its request timeout.
   if (result.output.HEADERS_TIMEOUT_MS > result.output.REQUEST_TIMEOUT_MS)
-    throw new Error('invalid configuration: HEADERS_TIMEOUT_MS must not be above REQUEST_TIMEOUT_MS');
+    throw new Problem('Invalid configuration: HEADERS_TIMEOUT_MS must not be above REQUEST_TIMEOUT_MS');
   return result.output;
 }

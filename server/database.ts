@@ -14,6 +14,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { embeddedDirectory } from './embedded-lock.ts';
 import { engageEngine } from './engine.ts';
 
 export const MIGRATIONS = fileURLToPath(new URL('../drizzle', import.meta.url));
@@ -114,16 +115,6 @@ async function migrateOn(url: string): Promise<string[]> {
   }
 }
 
-/**
- * A failure's message with what to change, when it says the database is PgBouncer in transaction
- * mode refusing the settings a prepared-statement connection sends at its start.
- */
-export function poolerHint(error: unknown): string | undefined {
-  const message = error instanceof Error ? error.message : '';
-  if (!/^unsupported startup parameter/.test(message)) return undefined;
-  return `${message}: behind PgBouncer in transaction mode, set DATABASE_PREPARE=0.`;
-}
-
 /** Swallows PostgreSQL's insufficient_privilege; rethrows anything else. */
 const notPermitted = (error: unknown) => {
   if ((error as { code?: unknown } | null)?.code !== '42501') throw error;
@@ -165,6 +156,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<OpenDatabase
       missingSettings: async () => (pooled ? missingRoleSettings(db, settings) : []),
     };
   }
+  if (config.PGLITE_DIR !== undefined) embeddedDirectory(config.PGLITE_DIR);
   const db = await openPglite(config.PGLITE_DIR, options);
   return {
     ...db,

@@ -1,6 +1,7 @@
 /**
  * Demo data: one organisation with a few rows in every resource, so a newcomer can call the API
- * the moment `npm start` finishes. Runs only on an empty database (no organisation yet).
+ * the moment `npm start` finishes: on an empty embedded database (seedDemo), or where `engage seed`
+ * finds no demo organisation (createDemo).
  */
 import { randomUUID } from 'node:crypto';
 import type { Database, Engine, Queryable } from '@engage/engine';

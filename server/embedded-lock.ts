@@ -3,8 +3,9 @@
  * The server holds a pid file in the directory while it runs; the CLI then goes through the
  * server's admin channel (server/admin-socket.ts) or refuses, and a second server exits.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Problem } from './problems.ts';
 
 const lockFile = (dir: string) => join(dir, 'engage-server.pid');
 
@@ -42,7 +43,20 @@ export function holdEmbedded(dir: string): () => void {
     );
     process.exit(1);
   }
-  mkdirSync(dir, { recursive: true });
+  embeddedDirectory(dir);
   writeFileSync(lockFile(dir), String(process.pid));
   return () => rmSync(lockFile(dir), { force: true });
+}
+
+/** Creates the embedded database's directory if need be; a Problem when this user cannot write there. */
+export function embeddedDirectory(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    throw new Problem(
+      `The embedded database cannot be kept in ${dir} (${(error as NodeJS.ErrnoException).code ?? 'not usable'}): ` +
+        'set PGLITE_DIR to a directory this user may write, or DATABASE_URL to use PostgreSQL.',
+    );
+  }
 }

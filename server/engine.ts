@@ -29,14 +29,33 @@ export interface OrganisationTokenOptions {
   readonly expiresInDays?: number | undefined;
 }
 
+/** A token's id and secret, and whether its organisation was created for it (it did not exist). */
+export interface CreatedToken {
+  readonly id: string;
+  readonly token: string;
+  readonly organisationCreated: boolean;
+}
+
 /** Creates a token for an organisation, and the organisation first if it does not exist yet. */
 export async function createOrganisationToken(
   engine: Engine,
   db: Queryable,
   { organisationId, ...options }: OrganisationTokenOptions,
-): Promise<{ id: string; token: string }> {
-  await db.query('INSERT INTO organisation (id) VALUES ($1::uuid) ON CONFLICT (id) DO NOTHING', [organisationId]);
-  return engine.tokens!.create(organisationId, options);
+): Promise<CreatedToken> {
+  const created = await db.query(
+    'INSERT INTO organisation (id) VALUES ($1::uuid) ON CONFLICT (id) DO NOTHING RETURNING id',
+    [organisationId],
+  );
+  return { ...(await engine.tokens!.create(organisationId, options)), organisationCreated: created.length > 0 };
+}
+
+/** A new organisation named `name`. */
+async function createOrganisation(db: Queryable, name: string): Promise<Omit<OrganisationInfo, 'active_tokens'>> {
+  const [created] = await db.query<Omit<OrganisationInfo, 'active_tokens'> & Record<string, unknown>>(
+    'INSERT INTO organisation (name) VALUES ($1::text) RETURNING id::text AS id, name, created_at::text AS created_at',
+    [name],
+  );
+  return created!;
 }
 
 /** An organisation as `engage organisation list` shows it. */
@@ -66,7 +85,8 @@ async function listOrganisations(db: Queryable, engine: Engine): Promise<Organis
  * server holding the embedded database through its admin channel (server/admin-socket.ts).
  */
 export interface Admin {
-  createToken(input: OrganisationTokenOptions): Promise<{ id: string; token: string }>;
+  createOrganisation(name: string): Promise<Omit<OrganisationInfo, 'active_tokens'>>;
+  createToken(input: OrganisationTokenOptions): Promise<CreatedToken>;
   /** The tokens of an organisation, or of every organisation: never the tokens themselves. */
   listTokens(organisationId?: string): Promise<TokenInfo[]>;
   /** False when there is no active token of that id. */
@@ -77,6 +97,7 @@ export interface Admin {
 export function adminOperations(db: Database): Admin {
   const engine = engageEngine(db);
   return {
+    createOrganisation: (name) => createOrganisation(db, name),
     createToken: (input) => createOrganisationToken(engine, db, input),
     listTokens: (organisationId) => engine.tokens!.list(organisationId),
     revokeToken: (tokenId) => engine.tokens!.revoke(tokenId),

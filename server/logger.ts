@@ -9,6 +9,11 @@ export interface LoggerOptions {
   readonly format?: 'json' | 'pretty';
   /** Where lines go; stderr by default. */
   readonly destination?: pino.DestinationStream;
+  /**
+   * Write each line before going on: for start-up and the CLI, whose lines must come before what
+   * they print next. A server's own lines are written asynchronously, off the requests' path.
+   */
+  readonly sync?: boolean;
 }
 
 /** Secrets that must never reach a log line, wherever a caller puts them. */
@@ -30,5 +35,5 @@ export const createLogger = (level: string, options: LoggerOptions = {}): Logger
           sync: true,
           colorize: options.destination === undefined && process.stderr.isTTY,
         })
-      : (options.destination ?? pino.destination(2)),
+      : (options.destination ?? pino.destination({ dest: 2, sync: options.sync ?? false })),
   );

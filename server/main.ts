@@ -4,22 +4,35 @@
  * prepares the database and n worker processes share the port (node:cluster).
  */
 import cluster from 'node:cluster';
+import { createServer } from 'node:net';
 import { serveAdmin } from './admin-socket.ts';
 import { buildApi } from './build.ts';
-import { migrate, tokenHint } from './cli.ts';
+import { firstOrganisationHint, localBase, migrate } from './cli.ts';
 import { type Config, loadConfig } from './config.ts';
-import { openDatabase, poolerHint } from './database.ts';
+import { openDatabase } from './database.ts';
 import { findDemo, seedDemo } from './demo.ts';
 import { holdEmbedded } from './embedded-lock.ts';
 import { engageEngine } from './engine.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { serveMetrics } from './metrics.ts';
 import { startNodeServer } from './node-server.ts';
+import { exitWith, Problem } from './problems.ts';
 
-const config = loadConfig();
+/** Start-up's failures, a setting's included: one line, exit code 1 (problems.ts). */
+const cannotStart = (error: unknown, where: Partial<Config> = {}) => exitWith(error, where, 'Engage could not start');
+
+const config = (() => {
+  try {
+    return loadConfig();
+  } catch (error) {
+    return cannotStart(error);
+  }
+})();
 const log = createLogger(config.LOG_LEVEL, { format: config.LOG_FORMAT });
+/** Start-up's lines, each written before what start-up prints next (the migrations, then the demo). */
+const startLog = createLogger(config.LOG_LEVEL, { format: config.LOG_FORMAT, sync: true });
 const embedded = !config.DATABASE_URL;
-const base = `http://${config.HOST}:${config.PORT}`;
+const base = localBase(config);
 
 // postgres.js 3.4 looks up array types on each new connection (unless told not to, as Engage's own
 // clients are) and leaves that promise unhandled: a connection lost during the lookup (a database
@@ -29,7 +42,8 @@ process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejectio
 
 /**
  * Migrations, and on an empty embedded database a demo organisation with a token to try; on every
- * start, the demo organisation if there is one, and how to get another token for it.
+ * start, the demo organisation if there is one, and on a database with no organisation how to make
+ * one and its first token.
  */
 async function prepare(db: Awaited<ReturnType<typeof openDatabase>>) {
   await prepareDatabase(db);
@@ -39,28 +53,20 @@ async function prepare(db: Awaited<ReturnType<typeof openDatabase>>) {
       `Demo organisation: ${demo.id} (${JSON.stringify(demo.name)}). ` +
         `Tokens: npx engage token create --organisation ${demo.id}`,
     );
-  } else if (!embedded) {
-    // Without a demo to name, say how to make a first token.
-    console.log(tokenHint());
+  } else if ((await db.query('SELECT 1 FROM organisation LIMIT 1')).length === 0) {
+    console.log(firstOrganisationHint());
   }
 }
 
 /** Migrations, then on PostgreSQL the role's settings checked, or on PGlite the demo seeded. */
 async function prepareDatabase(db: Awaited<ReturnType<typeof openDatabase>>) {
-  await migrate(db, log);
+  await migrate(db, startLog);
   if (!embedded) {
-    // PgBouncer refuses a connection that asks for settings at its start: say what to change.
-    await db.ping().catch((error: unknown) => {
-      const hint = poolerHint(error);
-      if (hint === undefined) throw error;
-      console.error(hint);
-      process.exit(1);
-    });
     // Behind a pooler the settings are the role's; a server connection opened before they were
     // made keeps its old ones.
     const missing = await db.missingSettings();
     if (missing.length > 0) {
-      log.warn(
+      startLog.warn(
         { missing },
         `the database role lacks Engage's settings (${missing.join('; ')}): run \`engage migrate\` with` +
           ' DATABASE_PREPARE=0 as a role that may ALTER ROLE, then RECONNECT in the PgBouncer console',
@@ -77,6 +83,18 @@ async function prepareDatabase(db: Awaited<ReturnType<typeof openDatabase>>) {
         `"${base}/api/v1/contact?select=id,display_name,email&order=display_name"`,
     );
   }
+}
+
+/**
+ * Fails at once when HOST:PORT cannot be listened on (a port in use), before the database is
+ * opened and migrated: the listener itself is made once the database is ready.
+ */
+function checkListen(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen({ host: config.HOST, port: config.PORT, exclusive: true }, () => probe.close(() => resolve()));
+  });
 }
 
 async function serveApi(config: Config, log: Logger, prepared: boolean) {
@@ -114,16 +132,15 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
     bodyTimeoutMs: config.BODY_TIMEOUT_MS,
     keepAliveTimeoutMs: config.KEEP_ALIVE_TIMEOUT_MS,
     logger: log,
-    onListening: () => {
-      log.info({ port: config.PORT, host: config.HOST, database: db.kind, pid: process.pid }, 'listening');
-      if (cluster.isPrimary)
-        console.log(
-          `Engage API listening on ${base}/api/v1 ` +
-            `(${embedded ? `embedded PGlite in ${config.PGLITE_DIR}` : 'PostgreSQL'})\n` +
-            `API reference, to read and try in a browser: ${base}/api/v1/docs`,
-        );
-    },
   });
+  await server.listening;
+  startLog.info({ port: config.PORT, host: config.HOST, database: db.kind, pid: process.pid }, 'listening');
+  if (cluster.isPrimary)
+    console.log(
+      `Engage API listening on ${base}/api/v1 ` +
+        `(${embedded ? `embedded PGlite in ${config.PGLITE_DIR}` : 'PostgreSQL'})\n` +
+        `API reference, to read and try in a browser: ${base}/api/v1/docs`,
+    );
 
   // Drains rather than drops: /ready says 503 at once, the requests in flight and the import batch
   // in hand finish (within SHUTDOWN_TIMEOUT_MS, the job going back to the queue; requests still in
@@ -150,11 +167,10 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
-if (config.WORKERS > 1 && cluster.isPrimary) {
-  if (embedded) {
-    console.error('WORKERS > 1 needs DATABASE_URL: the embedded PGlite database serves one process.');
-    process.exit(1);
-  }
+/** n worker processes sharing the port, after this one prepared the database. */
+async function serveWorkers() {
+  if (embedded) throw new Problem('WORKERS > 1 needs DATABASE_URL: the embedded PGlite database serves one process.');
+  await checkListen();
   const db = await openDatabase({ ...config, DB_POOL_SIZE: 1 });
   await prepare(db);
   await db.close();
@@ -189,6 +205,11 @@ if (config.WORKERS > 1 && cluster.isPrimary) {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
-} else {
-  await serveApi(config, log, cluster.isWorker);
 }
+
+const main = () => {
+  if (config.WORKERS > 1 && cluster.isPrimary) return serveWorkers();
+  // A worker listens on the port its primary checked.
+  return cluster.isWorker ? serveApi(config, log, true) : checkListen().then(() => serveApi(config, log, false));
+};
+await main().catch((error: unknown) => cannotStart(error, config));

@@ -25,10 +25,11 @@ export interface NodeServerOptions {
   readonly bodyTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
   readonly logger: Logger;
-  readonly onListening?: () => void;
 }
 
 export interface NodeServer {
+  /** Resolves once the server listens; rejects with why it cannot (a port in use). */
+  readonly listening: Promise<void>;
   /**
    * Stops accepting connections and lets the requests in flight finish, closing each connection
    * once it is idle. After `timeoutMs` the requests the app has not answered are answered 503
@@ -65,21 +66,22 @@ export function startNodeServer(options: NodeServerOptions): NodeServer {
     if (count > 0) logger.warn({ requests: count }, 'shutdown timeout: requests still in flight answered 503');
     return count;
   };
-  const server = serve(
-    {
-      fetch,
-      port: options.port,
-      hostname: options.hostname,
-      serverOptions: {
-        headersTimeout: headersTimeoutMs,
-        requestTimeout: options.requestTimeoutMs,
-        keepAliveTimeout: options.keepAliveTimeoutMs,
-        // Node checks the two timeouts above every 30 s by default: slow clients outlived them by that much.
-        connectionsCheckingInterval: Math.min(1000, headersTimeoutMs / 2),
-      },
+  const server = serve({
+    fetch,
+    port: options.port,
+    hostname: options.hostname,
+    serverOptions: {
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: options.requestTimeoutMs,
+      keepAliveTimeout: options.keepAliveTimeoutMs,
+      // Node checks the two timeouts above every 30 s by default: slow clients outlived them by that much.
+      connectionsCheckingInterval: Math.min(1000, headersTimeoutMs / 2),
     },
-    options.onListening,
-  ) as Server;
+  }) as Server;
+  const listening = new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     const refusal = clientError(error);
     // Anything else is the connection failing (ECONNRESET, EPIPE): no one to answer.
@@ -107,6 +109,7 @@ export function startNodeServer(options: NodeServerOptions): NodeServer {
   });
 
   return {
+    listening,
     async drain(timeoutMs) {
       // One turn of the event loop first: a request already sent on an idle connection is read,
       // and so answered, rather than lost with the connection.

@@ -4,56 +4,23 @@
  * database of a running embedded server through its admin channel, `import` following a job against
  * a started server (its exit code, --columns, --ignore-unknown, the README's quick path),
  * `seed --contacts`, a second server on the same directory, the demo organisation named at every
- * start, the migrations logged as they are applied, and the token hint on PostgreSQL.
+ * start, the migrations logged as they are applied (before the server says it listens), and on an
+ * empty PostgreSQL database the commands to make an organisation and its first token.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminChannel, adminSocket } from '../server/admin-socket.ts';
-import { createDemo } from '../server/demo.ts';
+import { lastLine, ROOT, run, type Server, serve, stop } from './helpers/cli.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 import { freePort } from './helpers/ports.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'engage.js');
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 const TOKEN = /^engage_[A-Za-z0-9_-]{43}$/;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const newUuid = () => crypto.randomUUID();
-
-/** The environment of a child: `env`'s undefined values removed from ours. */
-function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
-  const result: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent' };
-  for (const [name, value] of Object.entries(env)) {
-    if (value === undefined) delete result[name];
-    else result[name] = value;
-  }
-  return result;
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `node bin/engage.js ...args`, or `npm run --silent <script> -- ...` when `npm` is given. */
-function run(args: string[], env: Record<string, string | undefined> = {}, npm?: string): Promise<Run> {
-  const [command, argv] = npm ? ['npm', ['run', '--silent', npm, '--', ...args]] : [process.execPath, [BIN, ...args]];
-  const child = spawn(command, argv, { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
-
-const lastLine = (text: string) => text.trimEnd().split('\n').at(-1)!.trim();
 
 /** The migrations the code ships, in order (drizzle-kit's journal). */
 const MIGRATIONS = (
@@ -79,47 +46,6 @@ const demoLine = (id: string) =>
   `Demo organisation: ${id} ("Demo organisation"). Tokens: npx engage token create --organisation ${id}`;
 
 const ORGANISATIONS_HEADER = 'id\tname\tcreated_at\tactive_tokens';
-
-interface Server {
-  child: ChildProcess;
-  port: number;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-/** `engage serve` on `env`, once it answers /health. */
-async function serve(env: Record<string, string | undefined>): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve'], {
-    cwd: ROOT,
-    env: childEnv({ HOST: '127.0.0.1', PORT: String(port), ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let gone = false;
-  void exited.then(() => (gone = true));
-  for (const deadline = Date.now() + 90_000; ; await sleep(100)) {
-    if (gone) throw new Error(`the server exited on start: ${output}`);
-    if (Date.now() > deadline) throw new Error(`the server did not start: ${output}`);
-    if (
-      await fetch(`http://127.0.0.1:${port}/health`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break;
-  }
-  return { child, port, output: () => output, exited };
-}
-
-async function stop(server: Server | undefined) {
-  if (!server || server.child.exitCode !== null) return;
-  server.child.kill('SIGTERM');
-  await Promise.race([server.exited, sleep(15_000).then(() => server.child.kill('SIGKILL'))]);
-}
 
 const get = (port: number, token: string, path: string) =>
   fetch(`http://127.0.0.1:${port}${path}`, { headers: { Authorization: `Bearer ${token}` } });
@@ -294,9 +220,15 @@ describe('against a running embedded server', () => {
     await stop(server);
   }, 30_000);
 
-  it('its first start logs each migration it applied, and names the demo organisation', () => {
-    expect(loggedMigrations(server!.output())).toEqual(MIGRATIONS);
-    expect(server!.output()).toContain(`${demoLine(demo)}\n`);
+  it('its first start logs each migration it applied, then names the demo organisation, then listens', () => {
+    const output = server!.output();
+    expect(loggedMigrations(output)).toEqual(MIGRATIONS);
+    expect(output).toContain(`${demoLine(demo)}\n`);
+    // In the order written to one file: the migrations, the demo, the listening lines.
+    const last = output.lastIndexOf('applied migration');
+    expect(last).toBeLessThan(output.indexOf('Created a demo organisation'));
+    expect(output.indexOf(demoLine(demo))).toBeLessThan(output.indexOf('"msg":"listening"'));
+    expect(output.indexOf('"msg":"listening"')).toBeLessThan(output.indexOf('Engage API listening on'));
   });
 
   it('organisation list and token list (every organisation) reach its database while it runs', async () => {
@@ -310,6 +242,17 @@ describe('against a running embedded server', () => {
       new RegExp(`^${UUID.source}\\tdemo\\tcreated .+\\tactive\\torganisation ${demo}$`, 'm'),
     );
     expect(tokens.stdout).not.toContain('engage_');
+  }, 60_000);
+
+  it('organisation create reaches its database while it runs, and its token works at once', async () => {
+    const created = await run(['organisation', 'create', '--name', 'Live Ltd', '--json'], env);
+    expect(created.code, created.stderr).toBe(0);
+    const { id, name } = JSON.parse(created.stdout) as { id: string; name: string };
+    expect(name).toBe('Live Ltd');
+    const token = await run(['token', 'create', '--organisation', id], env);
+    expect(token.stderr).toBe('');
+    expect((await get(server!.port, lastLine(token.stdout), '/api/v1/contact')).status).toBe(200);
+    expect((await run(['organisation', 'list'], env)).stdout).toMatch(new RegExp(`^${id}\\tLive Ltd\\t.+\\t1$`, 'm'));
   }, 60_000);
 
   it('the admin channel is a socket only its owner can use', () => {
@@ -366,7 +309,7 @@ describe('against a running embedded server', () => {
     const result = await run(['import', file, '--token', demoToken], { PORT: String(server!.port) });
     expect(result.code, result.stderr).toBe(0);
     expect(lastLine(result.stdout)).toMatch(
-      /^Import \S+ succeeded: 5 of 5 rows in [\d.]+ s \(\d+ rows\/s\): 0 created, 5 updated, 0 failed\.$/,
+      /^Import \S+ succeeded: 5 of 5 rows imported in [\d.]+ s \(\d+ rows\/s\): 0 created, 5 updated, 0 failed\.$/,
     );
   }, 60_000);
 
@@ -382,7 +325,7 @@ describe('against a running embedded server', () => {
     expect(result.stderr).toMatch(/3001 rows\); import job/);
     expect(result.stderr).toMatch(/\d+% \| \d+\/3001 rows \| \d+ rows\/s \| ETA/);
     expect(result.stdout).toMatch(
-      /succeeded: 3001 of 3001 rows in [\d.]+ s \(\d+ rows\/s\): 3000 created, 0 updated, 1 failed/,
+      /partly succeeded: 3000 of 3001 rows imported in [\d.]+ s \(\d+ rows\/s\): 3000 created, 0 updated, 1 failed/,
     );
     expect(result.stdout).toMatch(/^ {2}item 3000: VALIDATION_FAILED .*birthday/m);
 
@@ -417,7 +360,7 @@ describe('against a running embedded server', () => {
     const failing = await importing(csv);
     expect(failing.code).toBe(1);
     expect(failing.stdout).toMatch(
-      /0 created, 0 updated, 2 failed\.\n {2}item 0: UNKNOWN_FIELD .*"name", "notes", "colour"/,
+      /failed: 0 of 2 rows imported .*0 created, 0 updated, 2 failed\.\n {2}item 0: UNKNOWN_FIELD .*"name", "notes", "colour"/,
     );
     const allowed = await importing(csv, '--allow-failures');
     expect(allowed.code, allowed.stderr).toBe(0);
@@ -610,28 +553,85 @@ describe('npm start on PostgreSQL', () => {
     await database?.drop();
   }, 30_000);
 
-  it('prints the command that gives a token, and that command works', async () => {
+  it('on a database with no organisation, prints how to make one and its token; those commands work', async () => {
     const env = { DATABASE_URL: database.url };
     server = await serve(env);
-    const hint = /npm run token -- create --organisation (\S+) --name admin/.exec(server.output());
-    expect(hint, server.output()).not.toBeNull();
-    expect(server.output()).not.toContain('Demo organisation');
-    const created = await run(['create', '--organisation', hint![1]!, '--name', 'admin'], env, 'token');
+    const output = server.output();
+    expect(output).not.toContain('Demo organisation');
+    expect(output).toMatch(/^ {2}npx engage organisation create --name "Acme" +# prints its id last$/m);
+    expect(output).toMatch(
+      /^ {2}npx engage token create --organisation <its id> --name admin +# prints the token last$/m,
+    );
+    expect(output).toMatch(/^or the demo organisation, with sample data and a token: npx engage seed$/m);
+
+    const organisation = await run(['organisation', 'create', '--name', 'Acme'], env);
+    expect(organisation.code, organisation.stderr).toBe(0);
+    const id = lastLine(organisation.stdout);
+    expect(id).toMatch(new RegExp(`^${UUID.source}$`));
+    expect(organisation.stdout).toContain(`npx engage token create --organisation ${id} --name admin`);
+    const created = await run(['create', '--organisation', id, '--name', 'admin'], env, 'token');
     expect(created.code, created.stderr).toBe(0);
-    expect((await get(server.port, lastLine(created.stdout), '/api/v1/contact')).status).toBe(200);
+    expect(created.stderr).toBe('');
+    const answer = await get(server.port, lastLine(created.stdout), '/api/v1/contact');
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual([]);
+
+    const json = await run(['organisation', 'create', '--name', '  Beta Ltd  ', '--json'], env);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({
+      id: expect.stringMatching(UUID),
+      name: 'Beta Ltd',
+      created_at: expect.any(String),
+    });
+    const listed = await run(['organisation', 'list'], env);
+    expect(listed.stdout).toMatch(new RegExp(`^${id}\\tAcme\\t.+\\t1$`, 'm'));
+    expect(listed.stdout).toMatch(new RegExp(`^${JSON.parse(json.stdout).id}\\tBeta Ltd\\t.+\\t0$`, 'm'));
+
+    for (const name of ['', '   ', 'tab\there', 'x'.repeat(201)]) {
+      const refused = await run(['organisation', 'create', '--name', name], env);
+      expect(refused.code, name).toBe(2);
+      expect(refused.stderr).toMatch(/--name .* (blank|control characters|200 characters)/);
+    }
+    expect((await run(['organisation', 'create'], env)).code).toBe(2);
   }, 120_000);
 
-  it('names the demo organisation at a later start; organisation and token list read the database', async () => {
+  it('token create for an organisation that does not exist creates it, as the contract says, and says so', async () => {
     const env = { DATABASE_URL: database.url };
-    const { organisationId: demo } = await createDemo(database.db, database.engine);
+    const unknown = newUuid();
+    const created = await run(['token', 'create', '--organisation', unknown], env);
+    expect(created.code, created.stderr).toBe(0);
+    expect(lastLine(created.stdout)).toMatch(TOKEN);
+    expect(created.stderr).toBe(
+      `Organisation ${unknown} did not exist, so it was created, without a name ` +
+        '(npx engage organisation list shows those there are).\n',
+    );
+    const again = await run(['token', 'create', '--organisation', unknown], env);
+    expect(again.stderr).toBe('');
+  }, 60_000);
+
+  it('seed adds the demo beside other organisations, once; a later start names it', async () => {
+    const env = { DATABASE_URL: database.url };
+    const seeded = await run(['seed'], env);
+    expect(seeded.code, seeded.stderr).toBe(0);
+    expect(lastLine(seeded.stdout)).toMatch(TOKEN);
+    const demo = /^Created the demo organisation (\S+)\./m.exec(seeded.stdout)![1]!;
+    const again = await run(['seed'], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr.trim()).toBe(
+      `The database has the demo organisation already (${demo}); ` +
+        `a token for it: npx engage token create --organisation ${demo}`,
+    );
     await stop(server);
     server = await serve(env);
     expect(server.output()).toContain(`${demoLine(demo)}\n`);
+    expect(server.output()).not.toContain('has no organisation yet');
     const organisations = await run(['organisation', 'list'], env);
     expect(organisations.code, organisations.stderr).toBe(0);
     expect(organisations.stdout.split('\n')[0]).toBe(ORGANISATIONS_HEADER);
     expect(organisations.stdout).toMatch(new RegExp(`^${demo}\\tDemo organisation\\t.+\\t1$`, 'm'));
     const tokens = await run(['token', 'list'], env);
     expect(tokens.stdout).toMatch(new RegExp(`\\tdemo\\tcreated .+\\tactive\\torganisation ${demo}$`, 'm'));
+    const response = await get(server.port, lastLine(seeded.stdout), '/api/v1/contact?select=display_name&limit=1');
+    expect(await response.json()).toEqual([{ display_name: expect.any(String) }]);
   }, 120_000);
 });

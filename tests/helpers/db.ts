@@ -36,7 +36,7 @@ const onDatabase = (urls: string, name: string) =>
     .join(',');
 
 /** A PostgreSQL server tests of the postgres.js port use even when the suite runs on PGlite (CI has one). */
-const LOCAL_POSTGRES = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const LOCAL_POSTGRES = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** `postgres`: on PostgreSQL whatever DATABASE_URL says (LOCAL_POSTGRES). */
 export async function createTestDatabase(options: { postgres?: boolean } = {}): Promise<TestDatabase> {
