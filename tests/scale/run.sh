@@ -17,13 +17,13 @@ out=${2:?a directory for the JSON reports}
 mkdir -p "$out"
 
 # Tests of what no pooler or replica changes: parsing, compiling, types, documents, browsers, the
-# statements' plans (citus-ready); the CLI, whose run through PgBouncer tests/scale/pooler.test.ts
-# covers; overload.test.ts, which counts prepared statements and lock waits on the pool's own
-# backends; the tests on clusters of their own (database-restart, reliability/connection-loss); and
+# statements' plans (citus-ready); the CLI and the README's PostgreSQL path, whose run through
+# PgBouncer tests/scale/pooler.test.ts covers; overload.test.ts, which counts prepared statements
+# and lock waits on the pool's own backends; the tests on clusters of their own (database-restart, reliability/connection-loss); and
 # the 20,000 generated requests of reliability/requests, whose contract the suite's own tests hold
 # through the pooler and the replica.
-SKIP=(parse compile registry types openapi-lint openapi docs-page readme embedding-guide citus-ready cli overload
-  database-restart reliability/connection-loss reliability/requests)
+SKIP=(parse compile registry types openapi-lint openapi docs-page readme readme-postgres embedding-guide citus-ready
+  cli cli-failures overload database-restart reliability/connection-loss reliability/requests)
 # suite REPORT [MORE_TO_SKIP...]
 suite() {
   local report=$1 excluded=()
