@@ -5,6 +5,8 @@
  * whose table has a composite key and no timestamps, and imports keyed by an identity column.
  */
 import { randomUUID } from 'node:crypto';
+import { boolean, index, integer, pgTable, primaryKey, text, unique, uuid } from 'drizzle-orm/pg-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiError,
   createEngine,
@@ -14,10 +16,8 @@ import {
   type RawRequest,
   type Scope,
   tokenScope,
-} from '@engage/engine';
-import { boolean, index, integer, pgTable, primaryKey, text, unique, uuid } from 'drizzle-orm/pg-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
+} from '../index.ts';
+import { type TestDatabase, testDatabase } from './database.ts';
 
 const space = pgTable('anys_space', { id: uuid().primaryKey() });
 const country = pgTable('anys_country', { code: text().primaryKey(), name: text().notNull() });
@@ -86,8 +86,7 @@ const json = async (engine: Engine, raw: RawRequest, scope?: Scope) => {
 
 let t: TestDatabase;
 beforeAll(async () => {
-  t = await createTestDatabase();
-  await t.db.exec(TABLES);
+  t = await testDatabase(TABLES);
 });
 afterAll(() => t?.drop());
 

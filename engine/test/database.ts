@@ -1,0 +1,37 @@
+/**
+ * A database of a test file's own: PGlite in memory by default, or with DATABASE_URL a new
+ * PostgreSQL database on that server (dropped afterwards), so runs never collide. `tables` is the
+ * SQL that makes the test's schema, run once.
+ */
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import type { Database } from '../db/port.ts';
+import { openPglite } from '../pglite.ts';
+import { connectPostgres } from '../postgres.ts';
+
+export interface TestDatabase {
+  readonly db: Database;
+  drop(): Promise<void>;
+}
+
+export async function testDatabase(tables = ''): Promise<TestDatabase> {
+  const server = process.env.DATABASE_URL;
+  if (!server) {
+    const db = await openPglite(undefined);
+    if (tables) await db.exec(tables);
+    return { db, drop: () => db.close() };
+  }
+  const name = `engine_test_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(server, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  const db = connectPostgres(Object.assign(new URL(server), { pathname: `/${name}` }).toString(), { poolSize: 4 });
+  if (tables) await db.exec(tables);
+  return {
+    db,
+    async drop() {
+      await db.close();
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end({ timeout: 5 });
+    },
+  };
+}
