@@ -67,7 +67,7 @@ function refusingPostgres(code: string, message: string): Promise<{ port: number
   );
 }
 
-describe.concurrent('a database that cannot be used', () => {
+describe.concurrent('a database that cannot be used', { timeout: 120_000 }, () => {
   const missing = `engage_missing_${process.pid}`;
   const url = (user: string, port: number | string, database: string) =>
     `postgres://${user}@127.0.0.1:${port}/${database}`;
@@ -128,7 +128,7 @@ describe.concurrent('a database that cannot be used', () => {
   });
 });
 
-describe.concurrent('settings and ports', () => {
+describe.concurrent('settings and ports', { timeout: 120_000 }, () => {
   const dirs: string[] = [];
   afterAll(() => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -186,7 +186,7 @@ describe.concurrent('settings and ports', () => {
   });
 });
 
-describe.concurrent('output and URL options', () => {
+describe.concurrent('output and URL options', { timeout: 120_000 }, () => {
   it('openapi into a pipe closed early (| head) ends quietly', async () => {
     const child = spawn(
       'bash',
