@@ -5,7 +5,7 @@
  * (`OPERATOR_SQL` in compile/where.ts). Adding an operator is an entry here, its SQL there, and
  * tests (docs/architecture.md, "Adding an operator").
  */
-import { FIELD_KINDS, type FieldKind } from './field-kinds.ts';
+import { FIELD_KINDS, type FieldKind, KINDS } from './field-kinds.ts';
 
 /**
  * How an operator is written after `field=[not.]`:
@@ -19,7 +19,10 @@ type Grammar = 'value' | 'quantifiable' | 'list' | 'is' | 'search';
 
 interface OperatorSpec {
   readonly grammar: Grammar;
-  /** The kinds of field it applies to; a field reached through `->`/`->>` is `jsonb`/`text`. */
+  /**
+   * The kinds of field it applies to, those whose record (field-kinds.ts) allows it; a field reached
+   * through `->`/`->>` is `jsonb`/`text`.
+   */
   readonly kinds: readonly FieldKind[];
   /** What it means, for OpenAPI and docs/query-language.md. */
   readonly meaning: string;
@@ -47,18 +50,26 @@ export const TEXT_SEARCH_CONFIGS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
+/** What a kind's values allow, as its record says. */
+type Capability = 'equality' | 'ordered' | 'textual' | 'contains' | 'overlaps' | 'ranged' | 'listable';
+
 const ALL: readonly FieldKind[] = FIELD_KINDS;
+/** The kinds whose record allows `capability`. */
+const having = (capability: Capability): readonly FieldKind[] => ALL.filter((kind) => KINDS[kind][capability]);
 /** Kinds with single values, which lists (`in`, `any`, `all`) hold. */
-export const SCALAR_KINDS: readonly FieldKind[] = ALL.filter((k) => k !== 'text[]' && k !== 'jsonb');
-const TEXT: readonly FieldKind[] = ['text'];
+export const SCALAR_KINDS: readonly FieldKind[] = having('listable');
+const EQUALITY = having('equality');
+const ORDERED = having('ordered');
+const TEXT = having('textual');
+const RANGED = having('ranged');
 
 export const OPERATORS = {
-  eq: { grammar: 'quantifiable', kinds: ALL, meaning: 'equals' },
-  neq: { grammar: 'value', kinds: ALL, meaning: 'does not equal' },
-  gt: { grammar: 'quantifiable', kinds: ALL, meaning: 'greater than' },
-  gte: { grammar: 'quantifiable', kinds: ALL, meaning: 'greater than or equal' },
-  lt: { grammar: 'quantifiable', kinds: ALL, meaning: 'less than' },
-  lte: { grammar: 'quantifiable', kinds: ALL, meaning: 'less than or equal' },
+  eq: { grammar: 'quantifiable', kinds: EQUALITY, meaning: 'equals' },
+  neq: { grammar: 'value', kinds: EQUALITY, meaning: 'does not equal' },
+  gt: { grammar: 'quantifiable', kinds: ORDERED, meaning: 'greater than' },
+  gte: { grammar: 'quantifiable', kinds: ORDERED, meaning: 'greater than or equal' },
+  lt: { grammar: 'quantifiable', kinds: ORDERED, meaning: 'less than' },
+  lte: { grammar: 'quantifiable', kinds: ORDERED, meaning: 'less than or equal' },
   like: {
     grammar: 'quantifiable',
     kinds: TEXT,
@@ -69,12 +80,17 @@ export const OPERATORS = {
   ilike: { grammar: 'quantifiable', kinds: TEXT, meaning: 'like, ignoring case', starWildcard: true, pattern: true },
   match: { grammar: 'quantifiable', kinds: TEXT, meaning: 'matches a POSIX regular expression', pattern: true },
   imatch: { grammar: 'quantifiable', kinds: TEXT, meaning: 'match, ignoring case', pattern: true },
-  in: { grammar: 'list', kinds: SCALAR_KINDS, meaning: 'is one of a list' },
+  in: { grammar: 'list', kinds: SCALAR_KINDS.filter((k) => EQUALITY.includes(k)), meaning: 'is one of a list' },
   is: { grammar: 'is', kinds: ALL, meaning: 'is null, not null, true, false or unknown' },
-  isdistinct: { grammar: 'value', kinds: ALL, meaning: 'is distinct from (null-safe not equal)' },
-  cs: { grammar: 'value', kinds: ['text[]', 'jsonb'], meaning: 'contains' },
-  cd: { grammar: 'value', kinds: ['text[]', 'jsonb'], meaning: 'is contained in' },
-  ov: { grammar: 'value', kinds: ['text[]'], meaning: 'overlaps (has an element in common)' },
+  isdistinct: { grammar: 'value', kinds: EQUALITY, meaning: 'is distinct from (null-safe not equal)' },
+  cs: { grammar: 'value', kinds: having('contains'), meaning: 'contains' },
+  cd: { grammar: 'value', kinds: having('contains'), meaning: 'is contained in' },
+  ov: { grammar: 'value', kinds: having('overlaps'), meaning: 'overlaps (has an element in common)' },
+  sl: { grammar: 'value', kinds: RANGED, meaning: 'is strictly left of (a range)' },
+  sr: { grammar: 'value', kinds: RANGED, meaning: 'is strictly right of (a range)' },
+  nxr: { grammar: 'value', kinds: RANGED, meaning: 'does not extend to the right of (a range)' },
+  nxl: { grammar: 'value', kinds: RANGED, meaning: 'does not extend to the left of (a range)' },
+  adj: { grammar: 'value', kinds: RANGED, meaning: 'is adjacent to (a range)' },
   fts: { grammar: 'search', kinds: TEXT, meaning: 'full-text search (to_tsquery)' },
   plfts: { grammar: 'search', kinds: TEXT, meaning: 'full-text search, plain words (plainto_tsquery)' },
   phfts: { grammar: 'search', kinds: TEXT, meaning: 'full-text search, a phrase (phraseto_tsquery)' },
@@ -91,9 +107,6 @@ export type CompareOperator = OperatorsWith<'value' | 'quantifiable'>;
 export type SearchOperator = OperatorsWith<'search'>;
 
 export const isOperator = (name: string): name is Operator => Object.hasOwn(OPERATORS, name);
-
-/** PostgREST's range operators: they need range fields, and no resource here has one. */
-export const RANGE_OPERATORS: ReadonlySet<string> = new Set(['sl', 'sr', 'nxr', 'nxl', 'adj']);
 
 /** The values `is` takes, and the kinds of field each applies to. */
 export const IS_VALUES = {

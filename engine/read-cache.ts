@@ -11,7 +11,7 @@
 import { type Scope, scopeValues } from './compile/scope.ts';
 import type { CompiledStatement } from './compile/sql.ts';
 import type { SqlParam } from './db/port.ts';
-import type { FieldKind } from './field-kinds.ts';
+import type { ColumnType } from './field-kinds.ts';
 import { type RawRequest, REQUEST_HEADERS } from './parse/index.ts';
 import { type QueryShape, queryShape } from './parse/query.ts';
 import type { ReadPlan } from './plan/types.ts';
@@ -24,7 +24,7 @@ export interface CompiledRead {
 
 /** A held read; for a shape, where each slot's value goes and the kind it is checked as. */
 interface Entry extends CompiledRead {
-  readonly slots: ReadonlyArray<{ readonly index: number; readonly field: string; readonly kind: FieldKind }>;
+  readonly slots: ReadonlyArray<{ readonly index: number; readonly field: string; readonly type: ColumnType }>;
 }
 
 /** Longer query strings are compiled each time rather than held. */
@@ -43,9 +43,9 @@ function slotsOf(shape: QueryShape, made: CompiledRead): Entry['slots'] | null {
   for (const { field, value } of shape.slots) {
     const index = params.indexOf(value);
     if (index < 0 || params.indexOf(value, index + 1) >= 0) return null;
-    const kind = made.plan.resource.field(field)?.kind;
-    if (kind === undefined) return null;
-    slots.push({ index, field, kind });
+    const type = made.plan.resource.field(field)?.type;
+    if (type === undefined) return null;
+    slots.push({ index, field, type });
   }
   return slots;
 }
@@ -84,7 +84,7 @@ export class ReadCache {
     params.splice(0, values.length, ...values);
     held.slots.forEach((slot, i) => {
       const { value } = shape.slots[i]!;
-      checkValue(slot.field, slot.kind, value);
+      checkValue(slot.field, slot.type, value);
       params[slot.index] = value;
     });
     return { plan: held.plan, statement: { ...held.statement, params } };

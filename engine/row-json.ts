@@ -8,7 +8,7 @@
  * A read qualifies when each object is its own row's fields: no embed, aggregate, cast or
  * custom-field object, and no key twice. Everything else is built by PostgreSQL (compile/read.ts).
  */
-import { KINDS } from './field-kinds.ts';
+import { writerOf } from './field-kinds.ts';
 import type { PlannedColumn, ReadPlan } from './plan/types.ts';
 
 /** A qualifying read's objects: each column's JSON key (quoted) and how its value is written. */
@@ -34,7 +34,7 @@ export function rowShape(plan: ReadPlan): RowShape | null {
   return {
     columns,
     prefixes: columns.map((c, i) => `${i === 0 ? '{' : ','}${JSON.stringify(c.key)}:`),
-    writers: columns.map((c) => KINDS[c.target.kind].toJson.write),
+    writers: columns.map((c) => writerOf(c.target.type)),
     names: columns.map((_, i) => rowColumn(i)),
   };
 }

@@ -11,7 +11,7 @@
  * resources are not typed: their keys are data (`custom_field.key`), not schema.
  */
 
-import { KINDS } from './field-kinds.ts';
+import { KINDS, tsLiteral } from './field-kinds.ts';
 import type { Field, Registry, Resource } from './registry/index.ts';
 
 /** The PostgREST version whose features the engine offers: spreads of to-many relations, `max-affected`. */
@@ -19,15 +19,14 @@ export const POSTGREST_VERSION = '13';
 
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 const key = (name: string) => (IDENTIFIER.test(name) ? name : JSON.stringify(name));
-const literal = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-
 function fieldType(field: Field): string {
-  const base = field.enum ? field.enum.map(literal).join(' | ') : KINDS[field.kind].typescript;
+  const base = field.enum ? field.enum.map(tsLiteral).join(' | ') : KINDS[field.kind].typescript(field.type);
   return field.nullable ? `${base} | null` : base;
 }
 
 /** A field a POST may leave out: the database or the server fills it in. */
-const optionalOnInsert = (field: Field) => field.nullable || field.serverManaged || field.defaultValue !== undefined;
+const optionalOnInsert = (field: Field) =>
+  field.nullable || field.serverManaged || field.defaultValue !== undefined || field.defaultSql !== undefined;
 
 const indent = (lines: string[], depth: number) => lines.map((line) => `${'  '.repeat(depth)}${line}`);
 
@@ -77,11 +76,11 @@ function relationshipsType(resource: Resource, depth: number): string {
     const unique = resource.references.find((r) => r.name === relation.foreignKey)?.unique ?? false;
     return objectType(
       [
-        `foreignKeyName: ${literal(relation.foreignKey)};`,
-        `columns: [${relation.parentFields.map(literal).join(', ')}];`,
+        `foreignKeyName: ${tsLiteral(relation.foreignKey)};`,
+        `columns: [${relation.parentFields.map(tsLiteral).join(', ')}];`,
         `isOneToOne: ${unique};`,
-        `referencedRelation: ${literal(relation.target.name)};`,
-        `referencedColumns: [${relation.targetFields.map(literal).join(', ')}];`,
+        `referencedRelation: ${tsLiteral(relation.target.name)};`,
+        `referencedColumns: [${relation.targetFields.map(tsLiteral).join(', ')}];`,
       ],
       depth + 1,
     );
@@ -143,7 +142,7 @@ export function typescriptTypes(registry: Registry): string {
     '',
     'export type Database = {',
     '  /** The PostgREST features the API offers, as postgrest-js reads them. */',
-    `  __InternalSupabase: { PostgrestVersion: ${literal(POSTGREST_VERSION)} };`,
+    `  __InternalSupabase: { PostgrestVersion: ${tsLiteral(POSTGREST_VERSION)} };`,
     '  public: {',
     '    Tables: {',
     ...tables.map((t) => `      ${t}`),

@@ -330,7 +330,7 @@ describe('buildOpenApi: parameters', () => {
   });
 
   it('documents filter operators the planner accepts for each field kind', () => {
-    const sample: Record<FieldKind, string> = {
+    const sample: Partial<Record<FieldKind, string>> = {
       uuid: '00000000-0000-0000-0000-000000000000',
       text: 'x',
       boolean: 'true',

@@ -46,14 +46,14 @@ interface Wrong {
 /** Words PostgreSQL reads as dates and times, which the API refuses with a hint. */
 const DATE_WORDS = ['now', 'today', 'tomorrow', 'yesterday', 'epoch', 'infinity', '-infinity', 'allballs', 'NOW'];
 
-const WRONG: Record<FieldKind, Wrong> = {
+const WRONG: Partial<Record<FieldKind, Wrong>> = {
   uuid: { resource: 'deal', field: 'contact_id', body: ['"abc"', '5', '"{}"'], filter: ['abc', '1234'] },
   text: { resource: 'deal', field: 'name', body: ['5', 'true', '"a\\u0000b"', '"\\ud800"'], filter: ['a\u0000b'] },
   boolean: { resource: 'contact_rw', field: 'is_blocked', body: ['"yes"', '1'], filter: ['maybe', '2'] },
   integer: {
     resource: 'contact_rw',
     field: 'number_of_marketing_opt_in_requests',
-    body: ['1.5', '"3"', '2147483648', '-2147483649'],
+    body: ['1.5', '"three"', '2147483648', '-2147483649'],
     filter: ['1.5', 'x', '99999999999'],
   },
   numeric: {
@@ -72,7 +72,7 @@ const WRONG: Record<FieldKind, Wrong> = {
     resource: 'deal',
     field: 'won_at',
     body: ['"now"', '"2026-12-01T09:00:00"', '"2026-12-01"', '"2026-02-30T00:00:00Z"', '"294277-01-01T00:00:00Z"'],
-    filter: [...DATE_WORDS, '01/02/2026', '2026-12-01T09:00:00', '2026-02-30', '294277-01-01', 'Dec 1 2026 09:00'],
+    filter: [...DATE_WORDS, '01/02/2026', '2026-12-01T25:00:00', '2026-02-30', '294277-01-01', 'Dec 1 2026 09:00'],
   },
   'text[]': {
     resource: 'webhook_endpoint',

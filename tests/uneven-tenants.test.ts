@@ -183,7 +183,7 @@ const read = (resource: string, query: string, prefer?: string) => {
 };
 
 /** A value of each kind, for filters. */
-const SAMPLE: Record<FieldKind, string> = {
+const SAMPLE: Partial<Record<FieldKind, string>> = {
   uuid: '11111111-1111-4111-8111-111111111111',
   text: 'foo',
   boolean: 'true',
@@ -197,7 +197,7 @@ const SAMPLE: Record<FieldKind, string> = {
 
 /** Every filter on a field: each operator that applies to its kind, every `is` value, and `any` lists. */
 function filtersOn(field: Field): string[] {
-  const value = field.enum?.[0] ?? SAMPLE[field.kind];
+  const value = field.enum?.[0] ?? SAMPLE[field.kind]!;
   return (Object.keys(OPERATORS) as Operator[]).flatMap((op) => {
     const spec = OPERATORS[op];
     if (!(spec.kinds as readonly FieldKind[]).includes(field.kind)) return [];

@@ -5,7 +5,7 @@
  */
 
 import { CUSTOM_FIELD_TYPES, type CustomFieldType } from '../custom-fields.ts';
-import { sqlType } from '../field-kinds.ts';
+import { kindType } from '../field-kinds.ts';
 import { arrayLiteral } from '../plan/values.ts';
 import type { CustomFields, Resource } from '../registry/index.ts';
 import { constant, ident, type Params } from './sql.ts';
@@ -74,7 +74,7 @@ export function customValueFits(value: string, type: string, params: Params): st
     }
     if ('pattern' in spec) {
       checks.push(`${text} ~* ${params.add(spec.pattern.source, 'text')}`);
-      checks.push(`engage_parses(${text}, ${constant(sqlType(spec.kind))})`);
+      checks.push(`engage_parses(${text}, ${constant(kindType(spec.kind).sql)})`);
     }
     return checks.join(' AND ');
   };
@@ -86,7 +86,7 @@ function typedValue(t: CustomFieldType, value: string): string {
   const spec = CUSTOM_FIELD_TYPES[t];
   if (spec.json === 'array') return `ARRAY(SELECT jsonb_array_elements_text(${value}))`;
   const text = `(${value} #>> '{}')`;
-  return spec.kind === 'text' ? text : `${text}::${sqlType(spec.kind)}`;
+  return spec.kind === 'text' ? text : `${text}::${kindType(spec.kind).sql}`;
 }
 
 /** The jsonb `value` of a field of type `type` (both SQL expressions) as `printed` gives its typed column. */

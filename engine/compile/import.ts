@@ -6,7 +6,7 @@
  */
 import type { CustomField } from '../custom-fields.ts';
 import type { Row } from '../db/port.ts';
-import { type FieldKind, sqlType } from '../field-kinds.ts';
+import type { ColumnType } from '../field-kinds.ts';
 import { arrayLiteral } from '../plan/values.ts';
 import type { CustomFields, Field, Resource, Tenancy } from '../registry/index.ts';
 import { upsertCustomValues } from './custom-fields.ts';
@@ -25,7 +25,7 @@ const statement = (text: string, params: Params): CompiledStatement => ({ text, 
 /** `AND t."workspace_id" = $n`, for a table that has the tenant column. */
 function tenantCondition(alias: string, column: string | null, scope: ImportScope, params: Params): string {
   if (column === null || scope.tenancy === null || scope.tenant === null) return '';
-  return ` AND ${alias}.${ident(column)} = ${params.add(scope.tenant, sqlType(scope.tenancy.kind))}`;
+  return ` AND ${alias}.${ident(column)} = ${params.add(scope.tenant, scope.tenancy.type.sql)}`;
 }
 
 /** The tenant's custom fields of `custom`'s entity: rows of id, key and type. */
@@ -43,7 +43,7 @@ export interface LookUp {
   /** Whether the table's rows have the tenant column (a look-up then stays inside the tenant). */
   readonly tenant: string | null;
   readonly column: string;
-  readonly kind: FieldKind;
+  readonly type: ColumnType;
   /** The column whose value each row found answers with. */
   readonly answer: string;
 }
@@ -58,7 +58,7 @@ export function lookUp(spec: LookUp, values: readonly string[], scope: ImportSco
   const column = `t.${ident(spec.column)}`;
   return statement(
     `SELECT ${column}::text AS value, t.${ident(spec.answer)}::text AS answer FROM ${ident(spec.table)} t` +
-      ` JOIN unnest(${params.add(arrayLiteral(values), `${sqlType(spec.kind)}[]`)}) AS k(value)` +
+      ` JOIN unnest(${params.add(arrayLiteral(values), `${spec.type.sql}[]`)}) AS k(value)` +
       ` ON ${column} = k.value WHERE true${tenantCondition('t', spec.tenant, scope, params)}`,
     params,
   );
@@ -91,7 +91,7 @@ export function insertRows(resource: Resource, rows: readonly Row[], scope: Impo
   const tenant = resource.tenant && scope.tenant !== null && scope.tenancy ? resource.tenant : null;
   const columns = [...(tenant ? [ident(tenant.name)] : []), ...fields.map((f) => ident(f.name))];
   const values = [
-    ...(tenant ? [params.add(scope.tenant!, sqlType(tenant.kind))] : []),
+    ...(tenant ? [params.add(scope.tenant!, tenant.type.sql)] : []),
     ...fields.map((f) => `b.${ident(f.name)}`),
   ];
   const conflict = [...(tenant ? [ident(tenant.name)] : []), '"external_id"'].join(', ');
@@ -120,7 +120,7 @@ export function updateRows(resource: Resource, rows: readonly Row[], scope: Impo
   if (sets.length === 0) sets.push(`${ident(key!.name)} = t.${ident(key!.name)}`);
   const source = ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')})`;
   const tenant = resource.tenant && scope.tenancy && scope.tenant !== null ? resource.tenant : null;
-  const owner = tenant ? params.add(scope.tenant!, sqlType(tenant.kind)) : null;
+  const owner = tenant ? params.add(scope.tenant!, tenant.type.sql) : null;
   return statement(
     `WITH written AS (UPDATE ${ident(resource.table)} AS t SET ${sets.join(', ')}${source}` +
       ` AS b(${recordType([key!, ...fields])}, "__keys" text[])` +
@@ -154,9 +154,9 @@ export function writeCustomValues(
   }));
   const tenantColumn =
     custom.tenant && scope.tenancy && scope.tenant !== null
-      ? `${params.add(scope.tenant, sqlType(scope.tenancy.kind))} AS tenant, `
+      ? `${params.add(scope.tenant, scope.tenancy.type.sql)} AS tenant, `
       : '';
-  const parentType = sqlType(resource.key[0]!.kind);
+  const parentType = resource.key[0]!.type.sql;
   const source =
     `(SELECT ${tenantColumn}r.* FROM json_to_recordset(${params.add(JSON.stringify(rows), 'json')})` +
     ` AS r(parent ${parentType}, field_id uuid, key text, type text, value jsonb)) c`;

@@ -4,7 +4,6 @@
  * fields, `engage_parses`, which checks custom values inside a statement; with built-in tokens, their
  * table; with idempotency keys (on by default), theirs; with events, the outbox.
  */
-import { sqlType } from '../field-kinds.ts';
 import type { Tenancy } from '../registry/index.ts';
 import { OUTBOX_INDEX, outboxTable } from './events.ts';
 import { IDEMPOTENCY_INDEX, idempotencyTable } from './idempotency.ts';
@@ -71,7 +70,7 @@ export function installStatements(options: InstallOptions): string[] {
     // Tokens are shown once and stored only as their SHA-256 (tokens.ts).
     statements.push(
       `CREATE TABLE IF NOT EXISTS ${table} (` +
-        `"id" uuid PRIMARY KEY DEFAULT gen_random_uuid(), ${tenant} ${sqlType(tenancy.kind)} NOT NULL${references},` +
+        `"id" uuid PRIMARY KEY DEFAULT gen_random_uuid(), ${tenant} ${tenancy.type.sql} NOT NULL${references},` +
         ' "name" text, "token_hash" text NOT NULL UNIQUE, "created_at" timestamptz NOT NULL DEFAULT now(),' +
         ' "expires_at" timestamptz, "revoked_at" timestamptz)',
       `CREATE INDEX IF NOT EXISTS ${ident(`${tokens.table}_${tenancy.noun}_idx`)} ON ${table} (${tenant})`,

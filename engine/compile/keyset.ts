@@ -7,7 +7,6 @@
  *     FROM "table" t WHERE t.<tenant> = <scope> AND (<keyset>) > (<cursor>) ORDER BY ... LIMIT $n)
  *   SELECT authorized, rows in page, <first `limit` rows as JSON>, <key of row `limit` as JSON text>
  */
-import { sqlType } from '../field-kinds.ts';
 import type { Resource } from '../registry/index.ts';
 import { type Scope, type Scoping, scopeCte, tenantFilter } from './scope.ts';
 import { type CompiledStatement, ident, Params } from './sql.ts';
@@ -25,7 +24,7 @@ export function compileKeysetPage(
   const key = (table: string) => keyset.map((f) => `${table}.${ident(f.name)}`).join(', ');
   const conditions = tenantFilter(resource, 't', scoped);
   if (after !== null) {
-    const values = keyset.map((f, i) => params.addFilterValue(after[i]!, sqlType(f.kind)));
+    const values = keyset.map((f, i) => params.addFilterValue(after[i]!, f.type.sql));
     conditions.push(`(${key('t')}) > (${values.join(', ')})`);
   }
   const where = conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '';

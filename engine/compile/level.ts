@@ -10,7 +10,7 @@
  * object; a level with aggregates groups by its other columns (and by its to-one spreads'). Every
  * level is matched to its parent and to the caller's tenant (relation.ts).
  */
-import { KINDS } from '../field-kinds.ts';
+import { selectedAs } from '../field-kinds.ts';
 import type { PlannedEmbed, ReadColumn, ReadLevel, Target } from '../plan/types.ts';
 import type { Relation, Resource } from '../registry/index.ts';
 import type { AggregateFunction } from '../request.ts';
@@ -181,7 +181,7 @@ export class ReadCompiler {
   #text(c: ReadColumn, table: string, lateral: ReadonlyMap<PlannedEmbed, string>): string {
     if (c.kind !== 'field') throw new Error(`a ${c.kind} column has no text form`);
     const value = this.#column(c, table, lateral);
-    return KINDS[c.target.kind].toJson.select === 'json' ? `to_json(${value})::text` : `(${value})::text`;
+    return selectedAs(c.target.type) === 'json' ? `to_json(${value})::text` : `(${value})::text`;
   }
 
   /**

@@ -5,7 +5,6 @@
  * Foreign keys are checked at the end of the statement, so a child may point at a record the same
  * statement creates.
  */
-import { sqlType } from '../field-kinds.ts';
 import type { PlannedChildren } from '../plan/nested.ts';
 import type { InsertPlan } from '../plan/types.ts';
 import type { Field } from '../registry/index.ts';
@@ -14,7 +13,7 @@ import { ident, type Params, recordType } from './sql.ts';
 
 /** The items' reference columns, for the recordset's column list. */
 export const referenceColumns = (plan: InsertPlan): string[] =>
-  plan.nested.references.flatMap((r) => r.by.map((f, i) => `${ident(r.columns[i]!)} ${sqlType(f.kind)}`));
+  plan.nested.references.flatMap((r) => r.by.map((f, i) => `${ident(r.columns[i]!)} ${f.type.sql}`));
 
 /** `t."organisation_id" = <scoped> AND ` on a tenanted resource. */
 const inTenant = (tenant: Field | null, alias: string, scoped: string) =>
@@ -35,7 +34,7 @@ export function referenceValue(plan: InsertPlan, field: Field, params: Params, s
     const found =
       `(SELECT r.${ident(targetField)} FROM ${ident(target.table)} r` +
       ` WHERE ${inTenant(target.tenant, 'r', scoped)}${match})`;
-    const type = sqlType(target.field(targetField)!.kind);
+    const type = target.field(targetField)!.type.sql;
     const missing = `CASE WHEN engage_fail('REFERENCE_NOT_FOUND', ${params.add(relation.name, 'text')}) THEN NULL::${type} END`;
     return ` WHEN b.${ident(columns[0]!)} IS NOT NULL THEN coalesce(${found}, ${missing})`;
   });

@@ -16,7 +16,6 @@
  *   LEFT JOIN LATERAL (SELECT row_number() OVER () AS n, <the level, each value as text> ) r ON true
  *   ORDER BY r.n
  */
-import { sqlType } from '../field-kinds.ts';
 import type { ReadPlan } from '../plan/types.ts';
 import type { Tenancy } from '../registry/index.ts';
 import { rowShape } from '../row-json.ts';
@@ -77,7 +76,7 @@ export function compileCountEstimate(
   tenancy: Tenancy | null,
 ): CompiledStatement {
   const params = new Params();
-  const scoped = tenant !== null && tenancy ? params.add(tenant, sqlType(tenancy.kind)) : 'NULL';
+  const scoped = tenant !== null && tenancy ? params.add(tenant, tenancy.type.sql) : 'NULL';
   const compiler = new ReadCompiler(params, scoped);
   return {
     text: `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${ident(plan.resource.table)} t${compiler.where(plan, 't')}`,

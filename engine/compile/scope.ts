@@ -8,7 +8,6 @@
  * with the scope's row instead. A single-tenant registry's scope is one empty row: every statement
  * is authorized, and nothing is filtered by tenant.
  */
-import { sqlType } from '../field-kinds.ts';
 import type { Resource, Tenancy } from '../registry/index.ts';
 import { ident, type Params } from './sql.ts';
 
@@ -31,7 +30,7 @@ export const TOKEN_ACTIVE = '"revoked_at" IS NULL AND ("expires_at" IS NULL OR "
  * tenant column's type, so Citus can co-locate their rows with the tenant's, or text (always '')
  * without tenancy.
  */
-export const ownerType = (tenancy: Tenancy | null): string => (tenancy ? sqlType(tenancy.kind) : 'text');
+export const ownerType = (tenancy: Tenancy | null): string => (tenancy ? tenancy.type.sql : 'text');
 
 /** A scope's tenant when it is known before the statement; undefined for a token seen for the first time. */
 export const knownTenant = (scope: Scope): string | undefined => ('tenant' in scope ? scope.tenant : undefined);
@@ -79,12 +78,12 @@ export function scopeCte(scope: Scope | undefined, params: Params, scoping: Scop
   }
   const column = ident(tenancy.column);
   if (!('tokenHash' in scope)) {
-    const tenant = params.add(scope.tenant, sqlType(tenancy.kind));
+    const tenant = params.add(scope.tenant, tenancy.type.sql);
     return { cte: `WITH scope AS (SELECT ${tenant} AS ${column})`, scoped: tenant, column };
   }
   if (scoping.tokens === null) throw new Error('a { tokenHash } scope needs an engine with built-in tokens');
   const known = knownTenant(scope);
-  const tenant = known === undefined ? null : params.add(known, sqlType(tenancy.kind));
+  const tenant = known === undefined ? null : params.add(known, tenancy.type.sql);
   const valid =
     `"token_hash" = ${params.add(scope.tokenHash, 'text')}${tenant ? ` AND ${column} = ${tenant}` : ''}` +
     ` AND ${TOKEN_ACTIVE}`;

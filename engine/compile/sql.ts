@@ -5,7 +5,6 @@
  */
 
 import type { SqlParam } from '../db/port.ts';
-import { sqlType } from '../field-kinds.ts';
 import type { Field } from '../registry/index.ts';
 import type { RowShape } from '../row-json.ts';
 
@@ -16,8 +15,12 @@ export interface CompiledStatement {
   readonly rows?: RowShape;
 }
 
-/** Only simple type names reach SQL text, whatever a caller passes. */
-const TYPE_NAME = /^[a-z][a-z0-9_]*(\[\])?$/;
+/** A simple or quoted identifier. */
+const NAME = '(?:[a-z_][a-z0-9_]*|"(?:[^"]|"")+")';
+/** Only type names reach SQL text (`int4`, `"mood"`, `"shop"."mood"[]`), whatever a caller passes. */
+const TYPE_NAME = new RegExp(`^${NAME}(?:\\.${NAME})?(?:\\[\\])?$`);
+/** Our own constants: simple names only. */
+const CONSTANT = /^[a-z][a-z0-9_]*(\[\])?$/;
 
 export class Params {
   readonly values: SqlParam[] = [];
@@ -64,10 +67,10 @@ export const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
 /** A string literal of one of our own constants (a type name, a custom-field type), never of a caller's value. */
 export function constant(text: string): string {
-  if (!TYPE_NAME.test(text)) throw new Error(`refusing SQL constant ${JSON.stringify(text)}`);
+  if (!CONSTANT.test(text)) throw new Error(`refusing SQL constant ${JSON.stringify(text)}`);
   return `'${text}'`;
 }
 
 /** `"a" text, "b" uuid`: a column list for json_to_record(set) with each field's SQL type. */
 export const recordType = (fields: readonly Field[]): string =>
-  fields.map((f) => `${ident(f.name)} ${sqlType(f.kind)}`).join(', ');
+  fields.map((f) => `${ident(f.name)} ${f.type.sql}`).join(', ');

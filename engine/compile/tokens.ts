@@ -1,5 +1,4 @@
 /** The statements of built-in tokens (tokens.ts): create, list and revoke, on the engine's token table. */
-import { sqlType } from '../field-kinds.ts';
 import type { Tenancy } from '../registry/index.ts';
 import { TOKEN_ACTIVE } from './scope.ts';
 import { type CompiledStatement, ident, Params } from './sql.ts';
@@ -14,7 +13,7 @@ export function createToken(
   const days = token.expiresInDays === null ? null : String(token.expiresInDays);
   const text =
     `INSERT INTO ${ident(table)} (${ident(tenancy.column)}, "name", "token_hash", "expires_at")` +
-    ` VALUES (${p.add(token.tenant, sqlType(tenancy.kind))}, ${p.add(token.name, 'text')}, ${p.add(token.hash, 'text')},` +
+    ` VALUES (${p.add(token.tenant, tenancy.type.sql)}, ${p.add(token.name, 'text')}, ${p.add(token.hash, 'text')},` +
     ` now() + make_interval(days => ${p.add(days, 'int4')})) RETURNING "id"::text AS id`;
   return { text, params: p.values };
 }
@@ -23,7 +22,7 @@ export function createToken(
 export function listTokens(table: string, tenancy: Tenancy, tenant: string | null): CompiledStatement {
   const p = new Params();
   const column = ident(tenancy.column);
-  const where = tenant === null ? '' : ` WHERE ${column} = ${p.add(tenant, sqlType(tenancy.kind))}`;
+  const where = tenant === null ? '' : ` WHERE ${column} = ${p.add(tenant, tenancy.type.sql)}`;
   const text =
     `SELECT "id"::text AS id, ${column}::text AS tenant, "name", "created_at"::text AS created_at,` +
     ` "expires_at"::text AS expires_at, "revoked_at"::text AS revoked_at, ${TOKEN_ACTIVE} AS active` +

@@ -1,5 +1,4 @@
 /** Conditions, targets and ORDER BY terms to SQL, over a table aliased `t` (or the level's alias). */
-import { sqlType } from '../field-kinds.ts';
 import type { Operator } from '../operators.ts';
 import type { PlannedCondition, PlannedEmbed, PlannedOperation, PlannedOrder, Target } from '../plan/types.ts';
 import { ident, type Params } from './sql.ts';
@@ -26,6 +25,11 @@ const OPERATOR_SQL = {
   cs: '@>',
   cd: '<@',
   ov: '&&',
+  sl: '<<',
+  sr: '>>',
+  nxr: '&<',
+  nxl: '&>',
+  adj: '-|-',
   fts: 'to_tsquery',
   plfts: 'plainto_tsquery',
   phfts: 'phraseto_tsquery',
@@ -48,7 +52,7 @@ export function target(t: Target, params: Params, table = 't'): string {
 }
 
 function operation(left: string, t: Target, op: PlannedOperation, params: Params): string {
-  const type = sqlType(t.kind);
+  const type = t.type.sql;
   switch (op.kind) {
     case 'compare': {
       const value = params.addFilterValue(op.value, type);

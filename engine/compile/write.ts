@@ -15,7 +15,6 @@
  */
 
 import { CUSTOM_FIELD_TYPES } from '../custom-fields.ts';
-import { sqlType } from '../field-kinds.ts';
 import type { DeletePlan, InsertPlan, PlannedCondition, UpdatePlan, WritePlan } from '../plan/types.ts';
 import { arrayLiteral } from '../plan/values.ts';
 import type { Field, Resource } from '../registry/index.ts';
@@ -194,7 +193,7 @@ export function compileWrite(
   const params = new Params();
   const own = plan.resource.tenant;
   const claimed =
-    own && plan.kind !== 'delete' ? params.add(arrayLiteral(plan.claimedTenants), `${sqlType(own.kind)}[]`) : null;
+    own && plan.kind !== 'delete' ? params.add(arrayLiteral(plan.claimedTenants), `${own.type.sql}[]`) : null;
   const { cte, scoped, column } = scopeCte(scope, params, scoping);
   const idempotent = key && idempotentWrite(params, column, key);
   let sql = `${cte}, ${idempotent?.ctes ?? ''}`;

@@ -3,7 +3,8 @@
  * our words: PostgreSQL's own text names types, functions and SQL the caller never wrote.
  */
 import { ApiError, idempotencyInProgress, invalidBody, type Problem } from '../errors.ts';
-import type { Tenancy } from '../registry/index.ts';
+import { catalogNames } from '../field-kinds.ts';
+import type { Field, Tenancy } from '../registry/index.ts';
 import { PoolBusy } from './admission.ts';
 
 interface DriverError {
@@ -287,4 +288,43 @@ export function mapDatabaseError(error: unknown, tenancy: Tenancy | null = null)
   const refused = callerInputError(sqlstate, text);
   if (refused) return new ApiError('INVALID_QUERY', refused.message, { hint: refused.hint, cause: error });
   return unexpected(error);
+}
+
+/** PostgreSQL's messages for a value it could not read: the type (as it names it) and the value, where given. */
+const UNREADABLE: ReadonlyArray<{ readonly pattern: RegExp; readonly type: number; readonly value?: number }> = [
+  { pattern: /^invalid input syntax for type (.+?): "(.*)"$/s, type: 1, value: 2 },
+  { pattern: /^invalid input value for enum (.+?): "(.*)"$/s, type: 1, value: 2 },
+  { pattern: /^value "(.*)" is out of range for type (.+)$/s, type: 2, value: 1 },
+  { pattern: /^value too long for type (.+?)(?:\(\d+\))?$/s, type: 1 },
+];
+
+/**
+ * A value PostgreSQL could not read (class 22), told by the field it was for, where the statement's
+ * resource has one field of the type PostgreSQL names: in a body (`body` holds the value), a 400
+ * VALIDATION_FAILED for that field; in a filter, a 400 INVALID_QUERY naming it. A type the engine
+ * checks itself rarely gets here; one it has no record for (an extension's) always does.
+ */
+export function namedField(error: unknown, fields: readonly Field[], body: string | null): unknown {
+  const cause = error instanceof ApiError ? (error.cause as DriverError | undefined) : undefined;
+  if (!cause || typeof cause.code !== 'string' || !cause.code.startsWith('22')) return error;
+  const message = typeof cause.message === 'string' ? cause.message : '';
+  for (const { pattern, type, value } of UNREADABLE) {
+    const match = pattern.exec(message);
+    if (!match) continue;
+    const named = fields.filter((f) => catalogNames(f.type).includes(match[type]!));
+    if (named.length !== 1) return error;
+    const field = named[0]!;
+    const text = value === undefined ? undefined : match[value];
+    const expected = `a value of type ${match[type]}`;
+    // The body's value, as its JSON writes it, or a filter's.
+    if (body !== null && (text === undefined || body.includes(JSON.stringify(text).slice(1, -1)))) {
+      return invalidBody([{ field: field.name, message: `must be ${expected} the database reads` }]);
+    }
+    return new ApiError(
+      'INVALID_QUERY',
+      `${text === undefined ? 'a value' : `"${text}"`} is not ${expected} the database reads, as field ${field.name} requires`,
+      { context: { field: field.name, ...(text === undefined ? {} : { value: text }), expected }, cause },
+    );
+  }
+  return error;
 }

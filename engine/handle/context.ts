@@ -128,7 +128,7 @@ export class Context {
     const tenant = 'tokenHash' in scope ? knownTenant(scope) : scope.tenant;
     if (tenant === undefined) return;
     const kind = KINDS[tenancy.kind];
-    if (typeof tenant !== 'string' || !kind.filter(tenant)) {
+    if (typeof tenant !== 'string' || !kind.filter(tenant, tenancy.type)) {
       throw new Error(`engine: the scope's tenant is not ${kind.described}, as ${tenancy.column} requires`);
     }
   }

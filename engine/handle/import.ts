@@ -20,7 +20,7 @@ import {
 import type { CompiledStatement } from '../compile/sql.ts';
 import { CUSTOM_FIELD_TYPES, type CustomField } from '../custom-fields.ts';
 import type { Queryable, Row } from '../db/port.ts';
-import { type FieldKind, KINDS } from '../field-kinds.ts';
+import { type ColumnType, KINDS } from '../field-kinds.ts';
 import { type Accepted, type BatchResult, checkItems, failure, type ItemResult, inYour } from '../plan/import.ts';
 import type { Resource } from '../registry/index.ts';
 import type { Context } from './context.ts';
@@ -44,7 +44,8 @@ export interface Importer {
 const run = async <T extends Row>(q: Queryable, s: CompiledStatement) => q.query<T>(s.text, s.params);
 
 /** A value as PostgreSQL's text of it: uuids in lower case. */
-const folded = (kind: FieldKind, value: string) => (kind === 'uuid' ? value.toLowerCase() : value);
+/** A key's text as the database compares it (a uuid in any case is one value). */
+const folded = (type: ColumnType, value: string) => KINDS[type.kind].canonical?.(value) ?? value;
 
 /** Distinct string values of `field` among the rows. */
 const valuesOf = (rows: readonly Accepted[], field: string) => [
@@ -69,10 +70,10 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
       table: resource.table,
       tenant: tenantColumn,
       column: 'external_id',
-      kind: 'text',
+      type: resource.field('external_id')!.type,
       answer: key.name,
     };
-    const byKey: LookUp = { ...byExternalId, column: key.name, kind: key.kind };
+    const byKey: LookUp = { ...byExternalId, column: key.name, type: key.type };
     const references = resource.references
       .filter((r) => r.fields.length === 1)
       .map((r) => ({
@@ -81,7 +82,7 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
           table: r.table,
           tenant: r.targetTenanted ? tenancy!.column : null,
           column: r.targetFields[0]!,
-          kind: resource.field(r.fields[0]!)!.kind,
+          type: resource.field(r.fields[0]!)!.type,
           answer: r.targetFields[0]!,
         } satisfies LookUp,
       }));
@@ -130,7 +131,7 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
           const known = await found(q, spec, valuesOf(accepted, field), scope);
           accepted = accepted.filter((a) => {
             const value = a.row[field];
-            if (typeof value !== 'string' || known.has(folded(spec.kind, value))) return true;
+            if (typeof value !== 'string' || known.has(folded(spec.type, value))) return true;
             return refuse(
               failure(a.index, 'REFERENCE_NOT_FOUND', `the record that ${field} points to does not exist${where}`, {
                 fields: [field],
@@ -145,7 +146,7 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
         const taken = await found(q, byKey, valuesOf(toCreate, key.name), scope);
         toCreate = toCreate.filter((a) => {
           const given = a.row[key.name];
-          if (typeof given !== 'string' || !taken.has(folded(key.kind, given))) return true;
+          if (typeof given !== 'string' || !taken.has(folded(key.type, given))) return true;
           return refuse(
             failure(a.index, 'CONFLICT', `a record with this ${key.name} already exists${where}`, {
               fields: [key.name],
@@ -164,7 +165,7 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
           const inserted = new Set(
             (await run<{ key: string }>(q, insertRows(resource, toCreate.map(withKey), scope))).map((r) => r.key),
           );
-          const won = (a: Accepted) => inserted.has(folded(key.kind, keys.get(a)!));
+          const won = (a: Accepted) => inserted.has(folded(key.type, keys.get(a)!));
           const raced = toCreate.filter((a) => !won(a));
           if (raced.length > 0) {
             toCreate = toCreate.filter(won);

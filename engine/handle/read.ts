@@ -1,6 +1,7 @@
 /** GET and HEAD on a resource: parse, plan and compile (or the read cache), one statement, respond. */
 import { compileCountEstimate, compileRead } from '../compile/read.ts';
 import type { Scope } from '../compile/scope.ts';
+import { namedField } from '../db/errors.ts';
 import type { Database } from '../db/port.ts';
 import { CONSISTENCY_HEADER } from '../parse/headers.ts';
 import { parseRequest, type RawRequest } from '../parse/index.ts';
@@ -78,7 +79,9 @@ export async function read(
     ctx.observer?.onCache?.(hit);
     // A cached read spends its time finding its statement: parse, as nothing else is left.
     if (hit) clock?.lap('parse');
-    const rows = await ctx.execute<ReadRow>(statement.text, statement.params, scope, 'read', source);
+    const rows = await ctx
+      .execute<ReadRow>(statement.text, statement.params, scope, 'read', source)
+      .catch((error: unknown) => Promise.reject(namedField(error, plan.resource.fields, null)));
     clock?.lap('db');
     const row = statement.rows ? pageOf(statement.rows, rows, plan.format === 'object') : rows[0]!;
     ctx.learn(scope, row.tenant);

@@ -3,6 +3,7 @@
 import type { KeyState } from '../compile/idempotency.ts';
 import type { Scope } from '../compile/scope.ts';
 import { compileWrite } from '../compile/write.ts';
+import { namedField } from '../db/errors.ts';
 import { ApiError } from '../errors.ts';
 import { parseJsonBody } from '../parse/body.ts';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../parse/idempotency.ts';
@@ -94,9 +95,10 @@ export async function write(
   const { plan, row, earlier } = await ctx.untilAuthorized(scope, async () => {
     const { plan, statement, key } = compileWriteRequest(ctx, raw, scope, clock, idempotency);
     // One statement is atomic by itself; `Prefer: tx=rollback` needs a transaction to undo it.
-    const [row] = plan.rollback
-      ? await ctx.dryRun<WriteRow>(statement.text, statement.params, scope)
-      : await ctx.execute<WriteRow & KeyState>(statement.text, statement.params, scope, 'write');
+    const [row] = await (plan.rollback
+      ? ctx.dryRun<WriteRow>(statement.text, statement.params, scope)
+      : ctx.execute<WriteRow & KeyState>(statement.text, statement.params, scope, 'write')
+    ).catch((error: unknown) => Promise.reject(namedField(error, plan.resource.fields, raw.body ?? null)));
     clock?.lap('db');
     ctx.learn(scope, row?.tenant);
     const authorized = row?.authorized ?? 0;

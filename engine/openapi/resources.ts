@@ -27,7 +27,7 @@ import {
 // ---- schemas ----
 
 function fieldSchema(field: Field): Json {
-  const { type, ...rest }: { type?: string } & Json = KINDS[field.kind].jsonSchema;
+  const { type, ...rest }: { type?: string } & Json = KINDS[field.kind].jsonSchema(field.type);
   const schema: Json = { ...(type && { type: field.nullable ? [type, 'null'] : type }), ...rest };
   // An enum constrains null too, so a nullable enum must list it.
   if (field.enum) schema.enum = field.nullable ? [...field.enum, null] : [...field.enum];

@@ -10,7 +10,6 @@ import {
   isIsValue,
   isOperator,
   OPERATORS,
-  RANGE_OPERATORS,
   type SearchOperator,
   TEXT_SEARCH_CONFIGS,
 } from '../operators.ts';
@@ -80,12 +79,6 @@ function parseOperation(s: Scanner, readValue: ValueReader): { negated: boolean;
   const start = s.pos;
   const op = s.takeWhile((c) => /[a-z_]/.test(c));
   if (!isOperator(op)) {
-    if (RANGE_OPERATORS.has(op)) {
-      throw new ApiError('INVALID_QUERY', `"${op}" is a range operator, and no field of this API is a range`, {
-        hint: `Operators: ${Object.keys(OPERATORS).join(', ')}.`,
-        context: { operator: op },
-      });
-    }
     s.pos = start;
     throw s.error(OPERATORS_EXPECTED);
   }

@@ -16,7 +16,7 @@ const INDEXED_TEXT_MAX = 1000;
 function fieldSchema(field: Field): v.GenericSchema {
   let base: v.GenericSchema = field.enum
     ? v.picklist(field.enum, `must be one of ${field.enum.join(', ')}`)
-    : KINDS[field.kind].body();
+    : KINDS[field.kind].body(field.type);
   if (field.indexed && field.kind === 'text' && !field.enum) {
     base = v.pipe(
       base as v.GenericSchema<string>,
@@ -53,7 +53,7 @@ export function bodySchemas(resource: Resource): BodySchemas {
   return {
     writable: { create: new Set(create.map((f) => f.name)), update: new Set(update.map((f) => f.name)) },
     schema: { create: partial(create), update: partial(update) },
-    tenant: resource.tenant && KINDS[resource.tenant.kind].body(),
+    tenant: resource.tenant && KINDS[resource.tenant.kind].body(resource.tenant.type),
   };
 }
 

@@ -1,6 +1,6 @@
 /** The casts `select` allows (`id::text`, `value.sum()::int`) and the aggregates it offers. */
 import { ApiError } from '../errors.ts';
-import { FIELD_KINDS, type FieldKind } from '../field-kinds.ts';
+import { FIELD_KINDS, type FieldKind, KINDS } from '../field-kinds.ts';
 import type { AggregateFunction } from '../request.ts';
 
 /** Each cast by the names callers write: the type emitted, and the kind of its values. */
@@ -8,23 +8,27 @@ const CASTS = {
   text: ['text', 'text'],
   varchar: ['text', 'text'],
   uuid: ['uuid', 'uuid'],
+  int2: ['int2', 'smallint'],
+  smallint: ['int2', 'smallint'],
   int: ['int4', 'integer'],
   int4: ['int4', 'integer'],
   integer: ['int4', 'integer'],
-  int8: ['int8', 'integer'],
-  bigint: ['int8', 'integer'],
+  int8: ['int8', 'bigint'],
+  bigint: ['int8', 'bigint'],
   numeric: ['numeric', 'numeric'],
   decimal: ['numeric', 'numeric'],
-  float8: ['float8', 'numeric'],
-  'double precision': ['float8', 'numeric'],
-  real: ['float4', 'numeric'],
-  float4: ['float4', 'numeric'],
+  float8: ['float8', 'double precision'],
+  'double precision': ['float8', 'double precision'],
+  real: ['float4', 'real'],
+  float4: ['float4', 'real'],
   bool: ['boolean', 'boolean'],
   boolean: ['boolean', 'boolean'],
   date: ['date', 'date'],
+  time: ['time', 'time'],
   timestamptz: ['timestamptz', 'timestamptz'],
-  timestamp: ['timestamp', 'timestamptz'],
-  json: ['json', 'jsonb'],
+  timestamp: ['timestamp', 'timestamp'],
+  interval: ['interval', 'interval'],
+  json: ['json', 'json'],
   jsonb: ['jsonb', 'jsonb'],
 } as const satisfies Record<string, readonly [string, FieldKind]>;
 
@@ -50,15 +54,16 @@ export function planCast(name: string, what: string): Cast {
   return { type, kind };
 }
 
-const ORDERED: readonly FieldKind[] = ['integer', 'numeric', 'text', 'date', 'timestamptz'];
+/** The kinds whose record allows `capability`. */
+const having = (capability: 'extremes' | 'summable') => FIELD_KINDS.filter((kind) => KINDS[kind][capability]);
 
-/** The kinds of values each aggregate takes; the compiler gives each its SQL. */
+/** The kinds of values each aggregate takes, as their records say; the compiler gives each its SQL. */
 export const AGGREGATE_KINDS = {
   count: FIELD_KINDS,
-  sum: ['integer', 'numeric'],
-  avg: ['integer', 'numeric'],
-  min: ORDERED,
-  max: ORDERED,
+  sum: having('summable'),
+  avg: having('summable'),
+  min: having('extremes'),
+  max: having('extremes'),
 } as const satisfies Record<AggregateFunction, readonly FieldKind[]>;
 
 /** 400 unless `fn` applies to values of `kind`. */

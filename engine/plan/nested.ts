@@ -123,10 +123,10 @@ export function namingProblem(field: Field, value: unknown): string | null {
   const kind = KINDS[field.kind];
   // A key is matched as a filter value is: a number by its text. Another JSON value gets the body's message.
   if (typeof value !== 'string' && typeof value !== 'number') {
-    const checked = v.safeParse(kind.body(), value);
+    const checked = v.safeParse(kind.body(field.type), value);
     return checked.success ? `must be ${kind.described}` : checked.issues[0].message;
   }
-  return kind.filter(String(value)) ? null : `must be ${kind.described}`;
+  return kind.filter(String(value), field.type) ? null : `must be ${kind.described}`;
 }
 
 /** The target fields a reference names its record by, or what is wrong with it. */

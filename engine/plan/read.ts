@@ -4,7 +4,7 @@
  * A name that does not exist, may not be filtered or may not be ordered on is a 400 here.
  */
 import { ApiError } from '../errors.ts';
-import type { FieldKind } from '../field-kinds.ts';
+import { type FieldKind, KINDS, kindType, typeName } from '../field-kinds.ts';
 import { IS_VALUES, MAX_PATTERN_LENGTH, OPERATORS, OPERATORS_BY_KIND, SCALAR_KINDS } from '../operators.ts';
 import { showField } from '../parse/field.ts';
 import type { Field, Resource } from '../registry/index.ts';
@@ -46,6 +46,23 @@ export function knownField(resource: Resource, name: string): Field {
 }
 
 function resolve(resource: Resource, ref: FieldRef, use: 'select' | 'filter' | 'order'): Target {
+  const target = resolveField(resource, ref, use);
+  const { kind } = target.type;
+  // A type the engine has no record for is ordered as PostgreSQL orders it, if it does.
+  if (use === 'order' && !KINDS[kind].ordered && kind !== 'other') {
+    throw new ApiError(
+      'INVALID_QUERY',
+      `${showField(ref)} cannot be ordered: ${typeName(target.type)} values have no order`,
+      {
+        hint: 'Order by another field, or by a key of it (data->>key) when it is JSON.',
+        context: { resource: resource.name, field: ref.name },
+      },
+    );
+  }
+  return target;
+}
+
+function resolveField(resource: Resource, ref: FieldRef, use: 'select' | 'filter' | 'order'): Target {
   const field = knownField(resource, ref.name);
   if (use === 'filter' && !field.filterable) {
     throw new ApiError('UNKNOWN_FIELD', `${resource.name} cannot be filtered on "${field.name}"`, {
@@ -63,8 +80,8 @@ function resolve(resource: Resource, ref: FieldRef, use: 'select' | 'filter' | '
       context: { resource: resource.name, field: field.name },
     });
   }
-  if (ref.jsonPath.length === 0) return { field, jsonPath: [], kind: field.kind };
-  if (field.kind !== 'jsonb') {
+  if (ref.jsonPath.length === 0) return { field, jsonPath: [], type: field.type };
+  if (field.kind !== 'jsonb' && field.kind !== 'json') {
     throw new ApiError(
       'INVALID_QUERY',
       `"${showField(ref)}": a JSON path ("->", "->>") applies only to JSON fields, and ${field.name} is ${field.kind}`,
@@ -74,7 +91,7 @@ function resolve(resource: Resource, ref: FieldRef, use: 'select' | 'filter' | '
     );
   }
   const last = ref.jsonPath[ref.jsonPath.length - 1]!;
-  return { field, jsonPath: ref.jsonPath, kind: last.arrow === '->>' ? 'text' : 'jsonb' };
+  return { field, jsonPath: ref.jsonPath, type: kindType(last.arrow === '->>' ? 'text' : field.kind) };
 }
 
 function refuse(target: Target, op: string, why: string): never {
@@ -91,23 +108,24 @@ const operatorName = (operation: Operation): string =>
   operation.kind === 'in' ? 'in' : operation.kind === 'is' ? `is.${operation.value}` : operation.op;
 
 function planOperation(target: Target, operation: Operation): PlannedOperation {
-  const { kind } = target;
+  const { type } = target;
+  const { kind } = type;
   const name = target.field.name;
   const kinds =
     operation.kind === 'is'
       ? IS_VALUES[operation.value]
       : OPERATORS[operation.kind === 'in' ? 'in' : operation.op].kinds;
   if (!applies(kinds, kind)) {
-    refuse(target, operatorName(operation), `a ${kind} field takes ${OPERATORS_BY_KIND[kind].join(', ')}`);
+    refuse(target, operatorName(operation), `a ${typeName(type)} field takes ${OPERATORS_BY_KIND[kind].join(', ')}`);
   }
   switch (operation.kind) {
     case 'is':
       return { kind: 'is', value: operation.value };
     case 'in':
-      for (const v of operation.values) checkValue(name, kind, v);
+      for (const v of operation.values) checkValue(name, type, v);
       return { kind: 'in', list: arrayLiteral(operation.values) };
     case 'search':
-      checkValue(name, kind, operation.value);
+      checkValue(name, type, operation.value);
       return { kind: 'search', op: operation.op, config: operation.config, query: operation.value };
     case 'compare': {
       const { op, quantifier } = operation;
@@ -121,13 +139,13 @@ function planOperation(target: Target, operation: Operation): PlannedOperation {
       }
       const value = 'starWildcard' in OPERATORS[op] ? operation.value.replace(/\*/g, '%') : operation.value;
       if (quantifier === null) {
-        checkValue(name, kind, operation.value);
+        checkValue(name, type, operation.value);
         return { kind: 'compare', op, value };
       }
       if (!applies(SCALAR_KINDS, kind)) {
-        refuse(target, `${op}(${quantifier})`, `it applies to scalar fields, and this field is ${kind}`);
+        refuse(target, `${op}(${quantifier})`, `it applies to scalar fields, and this field is ${typeName(type)}`);
       }
-      checkList(name, kind, operation.value, `${op}(${quantifier})`);
+      checkList(name, type, operation.value, `${op}(${quantifier})`);
       return { kind: 'quantified', op, quantifier, list: value };
     }
   }
@@ -203,7 +221,7 @@ function columnKey(item: FieldItem): string {
 /** A field as `*` selects it. */
 export const wholeField = (field: Field): PlannedColumn => ({
   kind: 'field',
-  target: { field, jsonPath: [], kind: field.kind },
+  target: { field, jsonPath: [], type: field.type },
   cast: null,
   key: field.name,
 });
@@ -236,7 +254,7 @@ function planAggregate(resource: Resource, item: SelectItem): AggregateColumn | 
   const target = resolve(resource, field, 'select');
   const shown = showField(field);
   const cast = item.cast === null ? null : planCast(item.cast, shown);
-  checkAggregate(aggregate.fn, cast?.kind ?? target.kind, shown);
+  checkAggregate(aggregate.fn, cast?.kind ?? target.type.kind, shown);
   const resultCast = aggregate.cast === null ? null : planCast(aggregate.cast, `${shown}.${aggregate.fn}()`).type;
   const key = checkKey(item.alias ?? aggregate.fn, { field: field.name });
   return { kind: 'aggregate', fn: aggregate.fn, target, cast: cast?.type ?? null, resultCast, key };

@@ -1,6 +1,6 @@
 /** The plan: a request checked against the registry, every name resolved to a field. */
 
-import type { FieldKind } from '../field-kinds.ts';
+import type { ColumnType } from '../field-kinds.ts';
 import type { CompareOperator, IsValue, SearchOperator } from '../operators.ts';
 import type { Field, Relation, Resource } from '../registry/index.ts';
 import type {
@@ -17,8 +17,11 @@ import type { Nested } from './nested.ts';
 export interface Target {
   readonly field: Field;
   readonly jsonPath: readonly JsonPathStep[];
-  /** The kind of the expression's values: the field's, or text (`->>`) or jsonb (`->`) after a JSON path. */
-  readonly kind: FieldKind;
+  /**
+   * The type of the expression's values: the field's, or text (`->>`) or json/jsonb (`->`, as the
+   * field is) after a JSON path.
+   */
+  readonly type: ColumnType;
 }
 
 /**

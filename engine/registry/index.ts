@@ -9,7 +9,7 @@
  */
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { CUSTOM_FIELD_TYPES } from '../custom-fields.ts';
-import { COLUMN_TYPES, type FieldKind, kindOfColumn } from '../field-kinds.ts';
+import { type ColumnType, columnType, type FieldKind } from '../field-kinds.ts';
 import {
   type EventsDefinition,
   type RegistryEvents,
@@ -26,7 +26,9 @@ export type Verb = (typeof VERBS)[number];
 
 export interface Field {
   readonly name: string;
+  /** Its type's kind (`type.kind`), which decides how its values are checked and what applies to them. */
   readonly kind: FieldKind;
+  readonly type: ColumnType;
   readonly enum: readonly string[] | undefined;
   readonly nullable: boolean;
   /** The column's default when it is a plain value (false, 0, 'virtual'), for `Prefer: missing=default`. */
@@ -142,6 +144,7 @@ export interface RegistryOptions {
 export interface Tenancy {
   readonly column: string;
   readonly kind: FieldKind;
+  readonly type: ColumnType;
   /** The column without its `_id`: "organisation", "workspace". */
   readonly noun: string;
 }
@@ -352,16 +355,11 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
   for (const column of columns.values()) if (column.alwaysGenerated) serverManaged.add(column.name);
   const shownOnce = new Set(def.shownOnce);
   const all: Field[] = [...columns.values()].map((column) => {
-    const kind = kindOfColumn(column.sqlType);
-    if (!kind) {
-      throw refuse(
-        def.name,
-        `${shape.name}.${column.name} is ${column.sqlType}, which the engine does not read; use one of ${list(COLUMN_TYPES)}`,
-      );
-    }
+    const type = columnType(column.sqlType, column.enumType);
     return {
       name: column.name,
-      kind,
+      kind: type.kind,
+      type,
       enum: column.enumValues,
       nullable: !column.notNull,
       defaultValue: column.defaultValue,
@@ -481,15 +479,15 @@ export function createRegistry(definitions: readonly ResourceDefinition[], optio
 
   let tenancy: Tenancy | null = null;
   if (tenant !== null) {
-    const kinds = new Map(resources.flatMap((r) => (r.tenant ? [[r.tenant.kind, r.name] as const] : [])));
-    if (kinds.size > 1) {
+    const types = new Map(resources.flatMap((r) => (r.tenant ? [[r.tenant.type.sql, r] as const] : [])));
+    if (types.size > 1) {
       throw refuse(
-        [...kinds.values()].join(', '),
-        `${tenant} must have one type in every table; it is ${list([...kinds.keys()])}`,
+        [...types.values()].map((r) => r.name).join(', '),
+        `${tenant} must have one type in every table; it is ${list([...types.values()].map((r) => r.tenant!.type.declared))}`,
       );
     }
-    const [kind] = kinds.keys();
-    tenancy = { column: tenant, kind: kind ?? 'uuid', noun: tenant.replace(/_id$/, '') || tenant };
+    const type = [...types.values()][0]?.tenant?.type ?? columnType('uuid');
+    tenancy = { column: tenant, kind: type.kind, type, noun: tenant.replace(/_id$/, '') || tenant };
   }
 
   // Relations point at other resources, so they are filled in once every resource is built.

@@ -5,12 +5,15 @@
  */
 import { type Column, SQL } from 'drizzle-orm';
 import { getTableConfig, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
+import type { EnumType } from '../field-kinds.ts';
 
 export interface ColumnShape {
   readonly name: string;
   readonly sqlType: string;
   readonly notNull: boolean;
   readonly enumValues: readonly string[] | undefined;
+  /** The database enum the column (or its arrays' elements) holds values of, if any. */
+  readonly enumType: EnumType | undefined;
   /** A plain default value (false, 0, 'virtual'). */
   readonly defaultValue: unknown;
   /**
@@ -20,6 +23,8 @@ export interface ColumnShape {
   readonly defaultSql: string | undefined;
   /** `GENERATED ALWAYS AS IDENTITY`: the database alone sets it. */
   readonly alwaysGenerated: boolean;
+  /** `GENERATED ALWAYS AS (expression) STORED`: computed from the row's other columns, never written. */
+  readonly computed: boolean;
 }
 
 export interface ForeignKeyShape {
@@ -44,6 +49,17 @@ export interface TableShape {
 const dialect = new PgDialect();
 const names = (columns: readonly { name: string }[]) => columns.map((c) => c.name);
 
+/** A pgEnum column's enum, or that of an array's elements. */
+interface EnumBearing {
+  readonly enum?: { readonly enumName: string; readonly schema?: string; readonly enumValues: readonly string[] };
+  readonly baseColumn?: EnumBearing;
+}
+
+function enumOf(column: EnumBearing): EnumType | undefined {
+  const found = column.enum ?? column.baseColumn?.enum;
+  return found && { name: found.enumName, schema: found.schema, values: found.enumValues };
+}
+
 function columnShape(table: string, column: Column): ColumnShape {
   const sqlType = column.getSQLType();
   const identity = (column as Column & { generatedIdentity?: { type: 'always' | 'byDefault' } }).generatedIdentity;
@@ -59,9 +75,11 @@ function columnShape(table: string, column: Column): ColumnShape {
     sqlType,
     notNull: column.notNull,
     enumValues: column.enumValues?.length ? column.enumValues : undefined,
+    enumType: enumOf(column as unknown as EnumBearing),
     defaultValue: column.default instanceof SQL ? undefined : column.default,
     defaultSql,
     alwaysGenerated: identity?.type === 'always',
+    computed: column.generated?.type === 'always',
   };
 }
 

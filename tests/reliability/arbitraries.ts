@@ -6,8 +6,21 @@
  * compiler and the database, not only the parser.
  */
 import fc from 'fast-check';
-import type { FieldKind } from '../../engine/field-kinds.ts';
-import { IS_VALUES, OPERATORS, RANGE_OPERATORS, SCALAR_KINDS } from '../../engine/operators.ts';
+import type { FieldKind as EngineKind } from '../../engine/field-kinds.ts';
+import { IS_VALUES, OPERATORS, SCALAR_KINDS } from '../../engine/operators.ts';
+
+/** The kinds of the application's fields, which the values below are written for. */
+type FieldKind = Extract<
+  EngineKind,
+  'uuid' | 'text' | 'boolean' | 'integer' | 'numeric' | 'date' | 'timestamptz' | 'text[]' | 'jsonb'
+>;
+type AppKind = FieldKind;
+/** A field's kind, one of the application's. */
+const appKind = (kind: EngineKind): FieldKind => kind as FieldKind;
+
+/** PostgREST's range operators, which no field of the application takes. */
+const RANGE_OPERATORS = ['sl', 'sr', 'nxr', 'nxl', 'adj'] as const;
+
 import type { Field, Resource } from '../../engine/registry/index.ts';
 import { registry as appRegistry } from '../../schema/registry.ts';
 import { CUSTOM_FIELDS, type Req, SEEDED } from './harness.ts';
@@ -130,7 +143,7 @@ const someDate = fc.date({
 const ordinaryDate = fc.date({ noInvalidDate: true, min: new Date('0001-01-01'), max: new Date('9999-12-31') });
 const plainText = fc.constantFrom('Ada', 'ada@example.com', 'Zürich', 'web', 'gold', 'Front desk', 'x', 'Big', '日本');
 
-const VALID: Record<FieldKind, Arb<string>> = {
+const VALID: Record<AppKind, Arb<string>> = {
   uuid: pick([3, fc.constantFrom(...ALL_SEEDED)], [1, fc.uuid()]),
   text: pick([3, plainText], [1, fc.constantFrom('*a*', 'A*', '*', '%', '_', '')], [1, fc.string({ maxLength: 8 })]),
   boolean: fc.constantFrom('true', 'false'),
@@ -145,7 +158,7 @@ const VALID: Record<FieldKind, Arb<string>> = {
   ),
 };
 
-const TEXT: Record<FieldKind, Arb<string>> = {
+const TEXT: Record<AppKind, Arb<string>> = {
   uuid: pick(
     [3, VALID.uuid],
     [
@@ -270,11 +283,11 @@ function fieldRef(resource: Resource | undefined, use: Use, clean: boolean): Arb
     .chain((f) =>
       clean
         ? f.kind === 'jsonb' && use !== 'order'
-          ? pick<Ref>([1, fc.constant({ text: f.name, kind: f.kind })], [2, withPath(f, cleanKey, 2)])
-          : fc.constant<Ref>({ text: f.name, kind: f.kind })
+          ? pick<Ref>([1, fc.constant({ text: f.name, kind: appKind(f.kind) })], [2, withPath(f, cleanKey, 2)])
+          : fc.constant<Ref>({ text: f.name, kind: appKind(f.kind) })
         : pick<Ref>(
-            [8, fc.constant({ text: f.name, kind: f.kind })],
-            [1, fc.constant({ text: `"${f.name}"`, kind: f.kind })],
+            [8, fc.constant({ text: f.name, kind: appKind(f.kind) })],
+            [1, fc.constant({ text: `"${f.name}"`, kind: appKind(f.kind) })],
             [f.kind === 'jsonb' ? 6 : 1, withPath(f, jsonKey, 4)],
           ),
     );
@@ -311,7 +324,7 @@ const cleanTsQuery = fc.constantFrom('ada', 'ada & lovelace', 'a | !b', "'x'", '
 const tsQuery = pick([3, cleanTsQuery], [2, junk]);
 const OPERATOR_NAMES = Object.keys(OPERATORS) as Array<keyof typeof OPERATORS>;
 const JUNK_OPERATORS = ['foo', 'EQ', 'eq ', '', 'not', 'ilike(any', 'in(any)', 'fts(', 'is_'];
-const SCALAR = new Set<FieldKind | null>(SCALAR_KINDS);
+const SCALAR = new Set<EngineKind | null>(SCALAR_KINDS);
 
 /**
  * `[not.]op[(any)|(all)|(config)].value` for a field of a kind. Clean: an operator that applies to
@@ -853,7 +866,7 @@ const jsonOf = (value: unknown) => JSON.stringify(value);
 const smallJson = fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v) ?? 'null');
 
 /** JSON that fits a kind. */
-const JSON_VALID: Record<FieldKind, Arb<string>> = {
+const JSON_VALID: Record<AppKind, Arb<string>> = {
   uuid: pick([2, fc.constantFrom(...ALL_SEEDED)], [1, fc.uuid()]).map(jsonOf),
   text: pick([3, plainText], [1, fc.string({ maxLength: 12 })]).map(jsonOf),
   boolean: fc.constantFrom('true', 'false'),
@@ -865,7 +878,7 @@ const JSON_VALID: Record<FieldKind, Arb<string>> = {
   jsonb: fc.json({ maxDepth: 2 }),
 };
 /** JSON for a kind, mostly fitting, with the edges of each type. */
-const JSON_TEXT: Record<FieldKind, Arb<string>> = {
+const JSON_TEXT: Record<AppKind, Arb<string>> = {
   uuid: pick([3, JSON_VALID.uuid], [1, TEXT.uuid.map(jsonOf)]),
   text: pick(
     [4, JSON_VALID.text],
@@ -912,9 +925,9 @@ const deepJson: Arb<string> = fc
 /** A value for a field: clean, one that fits (enums from the enum); messy, also wrong types, null, deep. */
 function jsonFor(field: Field, clean: boolean): Arb<string> {
   const enumValues = field.enum;
-  if (clean) return enumValues ? fc.constantFrom(...enumValues).map(jsonOf) : JSON_VALID[field.kind];
+  if (clean) return enumValues ? fc.constantFrom(...enumValues).map(jsonOf) : JSON_VALID[appKind(field.kind)];
   return pick(
-    [8, JSON_TEXT[field.kind]],
+    [8, JSON_TEXT[appKind(field.kind)]],
     [enumValues ? 4 : 0, fc.constantFrom(...(enumValues ?? ['']), 'VIRTUAL', '').map(jsonOf)],
     [2, smallJson],
     [1, fc.constant('null')],
