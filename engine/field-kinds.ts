@@ -695,6 +695,12 @@ const BASE_TYPES: Readonly<Record<string, readonly [ScalarKind | RangeKind, stri
   tstzrange: ['tstzrange', 'tstzrange'],
 };
 
+/** The column types (as drizzle or PostgreSQL spell them) of a base kind, for the docs' table of types. */
+export const columnTypesOf = (kind: FieldKind): string[] =>
+  Object.entries(BASE_TYPES)
+    .filter(([, [k]]) => k === kind)
+    .map(([name]) => name);
+
 /** An enum type of the database, as a column names it. */
 export interface EnumType {
   readonly name: string;
