@@ -20,7 +20,6 @@ const CODES = {
   VALIDATION_FAILED: 400,
   INVALID_JSON: 400,
   FILTER_REQUIRED: 400,
-  INVALID_VERSION_HEADER: 400,
   INVALID_PREFERENCE: 400,
   /** An `Idempotency-Key` that is empty, too long or not printable ASCII. */
   INVALID_IDEMPOTENCY_KEY: 400,
@@ -47,19 +46,25 @@ const CODES = {
   REQUEST_HEADER_FIELDS_TOO_LARGE: 431,
   INTERNAL_ERROR: 500,
   DATABASE_UNAVAILABLE: 503,
-  /** This process is draining before it exits; another one serves the request. */
-  SHUTTING_DOWN: 503,
   QUERY_TIMEOUT: 504,
 } as const;
 
 export type ErrorCode = keyof typeof CODES;
+
+/** A code of the host's own (`INVALID_VERSION_HEADER`), which the engine does not raise: it brings its status. */
+export type HostErrorCode = string;
+
+/** What a host's own code brings: its status, and whether retrying may succeed. */
+export interface HostErrorOptions extends ApiErrorOptions {
+  readonly status: number;
+  readonly transient?: boolean;
+}
 
 /** Codes whose retry, unchanged, may succeed. */
 const TRANSIENT: ReadonlySet<ErrorCode> = new Set([
   'DATABASE_UNAVAILABLE',
   'QUERY_TIMEOUT',
   'REQUEST_TIMEOUT',
-  'SHUTTING_DOWN',
   'RATE_LIMITED',
   'IDEMPOTENCY_KEY_IN_PROGRESS',
 ]);
@@ -77,6 +82,7 @@ export interface ApiErrorOptions {
 
 export class ApiError extends Error {
   override readonly name = 'APIError';
+  readonly code: ErrorCode | HostErrorCode;
   readonly status: number;
   readonly isTransient: boolean;
   readonly contactSupport: boolean;
@@ -85,14 +91,15 @@ export class ApiError extends Error {
   readonly context: unknown;
   readonly headers: Record<string, string>;
 
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    options: ApiErrorOptions = {},
-  ) {
+  /** An error of the engine's closed list, its status from it; or a host's own code with its status. */
+  constructor(code: ErrorCode, message: string, options?: ApiErrorOptions);
+  constructor(code: HostErrorCode, message: string, options: HostErrorOptions);
+  constructor(code: string, message: string, options: ApiErrorOptions & Partial<HostErrorOptions> = {}) {
     super(message, { cause: options.cause });
-    this.status = CODES[code];
-    this.isTransient = TRANSIENT.has(code);
+    this.code = code;
+    const own = Object.hasOwn(CODES, code) ? (code as ErrorCode) : null;
+    this.status = own ? CODES[own] : (options.status ?? 500);
+    this.isTransient = own ? TRANSIENT.has(own) : (options.transient ?? false);
     this.contactSupport = this.status >= 500 && !this.isTransient;
     this.hint = options.hint;
     this.details = options.details;
@@ -101,8 +108,17 @@ export class ApiError extends Error {
   }
 }
 
-/** 401 for a missing or bad token; `WWW-Authenticate` tells clients which scheme to use. */
-export const unauthorized = (message = 'the bearer token is unknown, expired or revoked', hint?: string): ApiError =>
+/**
+ * 401 for a request the host does not let in, by its own credentials (an API key, a session):
+ * `message` says what is wrong, `hint` how to get in.
+ */
+export const unauthorized = (
+  message = 'the request is not authorized: its credentials are missing or not valid',
+  hint?: string,
+): ApiError => new ApiError('UNAUTHORIZED', message, { hint });
+
+/** 401 for a missing or bad bearer token; `WWW-Authenticate: Bearer` tells clients which scheme to use. */
+export const bearerRefused = (message = 'the bearer token is unknown, expired or revoked', hint?: string): ApiError =>
   new ApiError('UNAUTHORIZED', message, { hint, headers: { 'WWW-Authenticate': 'Bearer' } });
 
 /** 409 for a write whose Idempotency-Key another request, still running, took first. */

@@ -12,7 +12,15 @@ export type { Scope } from './compile/scope.ts';
 export { CUSTOM_FIELD_TYPE_NAMES, type CustomFieldType } from './custom-fields.ts';
 export type { Database, PoolStats, Queryable, ReplicaState, Row, SqlParam } from './db/port.ts';
 export { createEngine, type Engine, type EngineOptions, type HandleOptions, type HostWrite } from './engine.ts';
-export { ApiError, type ErrorCode, unauthorized } from './errors.ts';
+export {
+  ApiError,
+  type ApiErrorOptions,
+  bearerRefused,
+  type ErrorCode,
+  type HostErrorCode,
+  type HostErrorOptions,
+  unauthorized,
+} from './errors.ts';
 export { FIELD_KINDS, type FieldKind } from './field-kinds.ts';
 export { UUID } from './formats.ts';
 export type { EngineObserver, StatementKind } from './handle/context.ts';

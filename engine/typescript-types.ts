@@ -129,13 +129,10 @@ export function typescriptTypes(registry: Registry): string {
   const none = '{ [_ in never]: never };';
   return [
     '/**',
-    ' * Types of the Engage API for postgrest-js and supabase-js, generated from its registry by',
-    ' * `npm run types`: do not edit.',
+    ' * Types of the API for postgrest-js and supabase-js, generated from its registry: do not edit.',
     ' * @example',
-    " * const client = new PostgrestClient<Database>('http://127.0.0.1:3000/api/v1', {",
-    " *   headers: { Authorization: 'Bearer <token>' },",
-    ' * });',
-    " * const { data } = await client.from('deal').select('name, value, contact(display_name)');",
+    " * const client = new PostgrestClient<Database>('https://api.example.com/rest', { headers });",
+    ` * const { data } = await client.from(${tsLiteral(registry.resources[0]?.name ?? 'resource')}).select('*');`,
     ' */',
     '',
     'export type Json = string | number | boolean | null | { [key: string]: Json | undefined } | Json[];',

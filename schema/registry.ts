@@ -46,7 +46,7 @@ export const resources: readonly ResourceDefinition[] = [
     verbs: ['GET'],
     orderable: ['start_time'],
     collection: 'appointments',
-    imports: { customFields: t.customFields.appointment },
+    imports: { key: ['external_id'], customFields: t.customFields.appointment },
     events: 'appointment',
   }),
   defineResource({
@@ -91,7 +91,7 @@ export const resources: readonly ResourceDefinition[] = [
     verbs: ['GET', 'POST', 'PATCH', 'DELETE'],
     orderable: ['lost_at', 'won_at'],
     collection: 'deals',
-    imports: { customFields: t.customFields.deal },
+    imports: { key: ['external_id'], customFields: t.customFields.deal },
     events: 'deal',
   }),
   defineResource({
@@ -112,7 +112,7 @@ export const resources: readonly ResourceDefinition[] = [
     orderable: ['created_at', 'display_name'],
     collection: 'contacts',
     keyset: ['created_at', 'id'],
-    imports: { customFields: t.customFields.contact },
+    imports: { key: ['external_id'], customFields: t.customFields.contact },
     events: 'contact',
   }),
   defineResource({

@@ -15,6 +15,7 @@ import type { Webhooks } from '../webhooks/index.ts';
 import { accessLog } from './access-log.ts';
 import { type AuthVariables, bearerAuth, bearerScope } from './auth/bearer.ts';
 import { docsPage, home } from './docs.ts';
+import { appError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import { checkVersion, requireVersion, versionHeader } from './version.ts';
@@ -99,7 +100,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.get('/ready', async (c) => {
     if (draining()) {
-      throw new ApiError('SHUTTING_DOWN', 'this server is shutting down; another one serves your requests', {
+      throw appError('SHUTTING_DOWN', 'this server is shutting down; another one serves your requests', {
         headers: { 'Retry-After': '1' },
       });
     }

@@ -11,6 +11,7 @@ import type { Duplex } from 'node:stream';
 import { ApiError, contentType, JSON_MEDIA } from '@engage/engine';
 import { errorBody } from '@engage/engine/hono';
 import { type HttpBindings, serve } from '@hono/node-server';
+import { appError } from './errors.ts';
 import type { Logger } from './logger.ts';
 
 export interface NodeServerOptions {
@@ -144,7 +145,7 @@ export function startNodeServer(options: NodeServerOptions): NodeServer {
 function shuttingDown(method: string): Response {
   const requestId = randomUUID();
   const read = method === 'GET' || method === 'HEAD';
-  const error = new ApiError('SHUTTING_DOWN', 'this server shut down before it finished the request; send it again', {
+  const error = appError('SHUTTING_DOWN', 'this server shut down before it finished the request; send it again', {
     hint: read ? undefined : 'The write may have been made: check before sending it again.',
     headers: { 'Retry-After': '1' },
   });

@@ -5,8 +5,8 @@
  * so even a 401 carries it, and the value is checked once the caller is known.
  */
 
-import { ApiError } from '@engage/engine';
 import type { Context, MiddlewareHandler } from 'hono';
+import { appError } from './errors.ts';
 
 export const VERSION_HEADER = 'engage-version';
 /** The values the header takes; the first is the current one. */
@@ -29,7 +29,7 @@ export function versionHeader(): MiddlewareHandler {
 export function checkVersion(c: Context): void {
   const asked = c.req.header(VERSION_HEADER);
   if (!supported(requested(asked))) {
-    throw new ApiError('INVALID_VERSION_HEADER', `"${asked}" is not a supported ${VERSION_HEADER}`, {
+    throw appError('INVALID_VERSION_HEADER', `"${asked}" is not a supported ${VERSION_HEADER}`, {
       hint: `Supported values: ${SUPPORTED_VERSIONS.join(', ')}; leave the header out for the current one.`,
     });
   }

@@ -79,7 +79,7 @@ const incidentResource = defineResource({
   filterable: ['subject', 'priority', 'state'],
   collection: 'incidents',
   keyset: ['created_at', 'id'],
-  imports: { customFields: incidentFields },
+  imports: { key: ['external_id'], customFields: incidentFields },
 });
 
 const incidentDetails = defineResource({

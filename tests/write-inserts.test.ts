@@ -277,8 +277,9 @@ describe('POST /calendar: more of the request', () => {
 describe('POST /calendar: arrays (bulk)', () => {
   it('inserts every item in one request; representation returns them all', async () => {
     const p = uniq('bulk');
+    // Items giving different fields list them with columns=, as PostgREST requires.
     const res = await post(
-      '/calendar',
+      '/calendar?columns=name,external_id',
       [{ name: `${p}-a` }, { name: `${p}-b`, external_id: `${p}-b` }, { name: `${p}-c` }],
       REP,
     );

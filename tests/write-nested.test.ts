@@ -69,7 +69,7 @@ describe('nested inserts', () => {
       { name: 'By external id', contact: { external_id: 'nest-ada' } },
       { name: 'By id', contact: { id: contact } },
       { name: 'By field', contact_id: contact },
-      { name: 'None' },
+      { name: 'None', contact_id: null },
     ]);
     expect(res.status).toBe(201);
     expect(await res.json()).toEqual([

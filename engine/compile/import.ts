@@ -74,32 +74,38 @@ export function freshKeys(key: Field, count: number): CompiledStatement {
 }
 
 /**
- * New rows, each with its key given; a field a row leaves out gets its column default. Rows whose
- * external_id another transaction took meanwhile are not inserted: the statement returns the keys
- * of those it inserted.
+ * New rows, each with its key given; a field a row leaves out gets its column's default, whatever
+ * it is: rows are inserted by the fields they give, each set of fields in an INSERT of its own. Rows
+ * whose matched value (`imports.key`) another transaction took meanwhile are not inserted: the
+ * statement returns the keys of those it inserted.
  */
 export function insertRows(resource: Resource, rows: readonly Row[], scope: ImportScope): CompiledStatement {
   const [key] = resource.key;
-  const given = new Set(rows.flatMap((row) => Object.keys(row)));
-  const fields = resource.fields.filter((f) => f === key || given.has(f.name));
   const params = new Params();
-  const data = rows.map((row) => {
-    const full: Row = { ...row };
-    for (const f of fields) if (!(f.name in full) && f.defaultValue !== undefined) full[f.name] = f.defaultValue;
-    return full;
-  });
   const tenant = resource.tenant && scope.tenant !== null && scope.tenancy ? resource.tenant : null;
-  const columns = [...(tenant ? [ident(tenant.name)] : []), ...fields.map((f) => ident(f.name))];
-  const values = [
-    ...(tenant ? [params.add(scope.tenant!, tenant.type.sql)] : []),
-    ...fields.map((f) => `b.${ident(f.name)}`),
-  ];
-  const conflict = [...(tenant ? [ident(tenant.name)] : []), '"external_id"'].join(', ');
+  const owner = tenant ? params.add(scope.tenant!, tenant.type.sql) : null;
+  const conflict = [...(tenant ? [ident(tenant.name)] : []), ident(resource.imports!.key.name)].join(', ');
+  const groups = new Map<string, { fields: Field[]; rows: Row[] }>();
+  for (const row of rows) {
+    const fields = resource.fields.filter((f) => f === key || f.name in row);
+    const names = fields.map((f) => f.name).join(',');
+    const group = groups.get(names) ?? { fields, rows: [] };
+    group.rows.push(row);
+    groups.set(names, group);
+  }
+  const inserts = [...groups.values()].map(({ fields, rows: given }, i) => {
+    const columns = [...(tenant ? [ident(tenant.name)] : []), ...fields.map((f) => ident(f.name))];
+    const values = [...(owner ? [owner] : []), ...fields.map((f) => `b.${ident(f.name)}`)];
+    return (
+      `inserted_${i} AS (INSERT INTO ${ident(resource.table)} AS t (${columns.join(', ')}) SELECT ${values.join(', ')}` +
+      ` FROM json_to_recordset(${params.add(JSON.stringify(given), 'json')}) AS b(${recordType(fields)})` +
+      ` ON CONFLICT (${conflict}) DO NOTHING RETURNING t.*, true AS "__inserted")`
+    );
+  });
+  const written = [...groups.keys()].map((_, i) => `SELECT * FROM inserted_${i}`).join(' UNION ALL ');
   return statement(
-    `WITH written AS (INSERT INTO ${ident(resource.table)} AS t (${columns.join(', ')}) SELECT ${values.join(', ')}` +
-      ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')}) AS b(${recordType(fields)})` +
-      ` ON CONFLICT (${conflict}) DO NOTHING RETURNING t.*, true AS "__inserted")` +
-      eventsCte(resource, 'insert', params, tenant ? values[0]! : null) +
+    `WITH ${inserts.join(', ')}, written AS (${written})` +
+      eventsCte(resource, 'insert', params, owner) +
       ` SELECT w.${ident(key!.name)}::text AS key FROM written w`,
     params,
   );

@@ -55,21 +55,24 @@ const itemValue = (resource: Resource, field: Field) =>
     ? `coalesce(b.${ident(field.name)}, ${field.defaultSql})`
     : `b.${ident(field.name)}`;
 
-/** The rows of an insert; each takes its tenant from the scope's value, once per allowed scope row. */
-function insert(plan: InsertPlan, params: Params, scoped: string): string {
+/**
+ * An insert of `rows` giving `fields`; each row takes its tenant from the scope's value, once per
+ * allowed scope row.
+ */
+function insertRows(plan: InsertPlan, fields: readonly Field[], rows: string, params: Params, scoped: string): string {
   const { resource } = plan;
   const table = ident(resource.table);
   const own = resource.tenant ? [ident(resource.tenant.name)] : [];
-  const names = [...own, ...plan.fields.map((f) => ident(f.name))];
+  const names = [...own, ...fields.map((f) => ident(f.name))];
   const values = [
     ...own.map(() => scoped),
-    ...plan.fields.map((f) => referenceValue(plan, f, params, scoped) ?? itemValue(resource, f)),
+    ...fields.map((f) => referenceValue(plan, f, params, scoped) ?? itemValue(resource, f)),
   ];
-  const columns = [...(plan.fields.length ? [recordType(plan.fields)] : []), ...referenceColumns(plan)];
+  const columns = [...(fields.length ? [recordType(fields)] : []), ...referenceColumns(plan)];
   const source =
     columns.length === 0
-      ? `json_array_elements(${params.add(plan.rows, 'json')}) AS b`
-      : `json_to_recordset(${params.add(plan.rows, 'json')}) AS b(${columns.join(', ')})`;
+      ? `json_array_elements(${params.add(rows, 'json')}) AS b`
+      : `json_to_recordset(${params.add(rows, 'json')}) AS b(${columns.join(', ')})`;
   // With no column to give (`{}` on a shared resource), each row is the table's defaults.
   let sql = names.length
     ? `INSERT INTO ${table} AS t (${names.join(', ')}) SELECT ${values.join(', ')} FROM allowed a CROSS JOIN ${source}`
@@ -78,7 +81,7 @@ function insert(plan: InsertPlan, params: Params, scoped: string): string {
     const target = [...own, ...plan.conflict.target.map((f) => ident(f.name))];
     sql += ` ON CONFLICT (${target.join(', ')})`;
     // The conflict target and the key identify the row; an upsert never changes them.
-    const updates = plan.fields.filter((f) => !plan.conflict!.target.includes(f) && !resource.key.includes(f));
+    const updates = fields.filter((f) => !plan.conflict!.target.includes(f) && !resource.key.includes(f));
     const sets = [...updates.map((f) => `${ident(f.name)} = EXCLUDED.${ident(f.name)}`), ...touched(resource)];
     // Nothing else to set: the row is still updated (and returned), as PostgREST does.
     if (sets.length === 0) sets.push(`${target.at(-1)} = EXCLUDED.${target.at(-1)}`);
@@ -86,6 +89,22 @@ function insert(plan: InsertPlan, params: Params, scoped: string): string {
   }
   // xmax is 0 on a row this statement inserted and set on one it updated: 201 against 200.
   return `${sql} RETURNING t.*, (t.xmax = 0) AS "__inserted"`;
+}
+
+/**
+ * The insert: one for every item, or with groups (`missing=default`) one per group in a CTE of its
+ * own (`inserted_N`, in `ctes`), their rows together as the written ones.
+ */
+function insert(plan: InsertPlan, params: Params, scoped: string): { ctes: string; dml: string } {
+  if (plan.groups === null) return { ctes: '', dml: insertRows(plan, plan.fields, plan.rows, params, scoped) };
+  // Fields set through a reference are in every group: the reference's columns are in every item.
+  const setByReference = new Set(plan.nested.references.flatMap((r) => r.relation.parentFields));
+  const referenced = plan.fields.filter((f) => setByReference.has(f.name));
+  const ctes = plan.groups.map((group, i) => {
+    const fields = [...group.fields, ...referenced.filter((f) => !group.fields.includes(f))];
+    return `, inserted_${i} AS (${insertRows(plan, fields, group.rows, params, scoped)})`;
+  });
+  return { ctes: ctes.join(''), dml: plan.groups.map((_, i) => `SELECT * FROM inserted_${i}`).join(' UNION ALL ') };
 }
 
 /**
@@ -212,18 +231,16 @@ export function compileWrite(
     if (items === null) sql += `, matched AS (SELECT count(*) AS n FROM ${ident(plan.resource.table)} t${filter})`;
     filter += ` AND ${version('t')} = ANY(${params.add(arrayLiteral(ifMatch.versions), 'text[]')})`;
   }
-  const dml =
+  const { ctes: inserts, dml } =
     plan.kind === 'insert'
       ? insert(plan, params, scoped)
-      : plan.kind === 'update'
-        ? update(plan, params, filter)
-        : remove(plan, filter);
+      : { ctes: '', dml: plan.kind === 'update' ? update(plan, params, filter) : remove(plan, filter) };
   if (custom) {
     // custom_in comes before `written`, whose WHERE refuses unknown keys; the values are written after.
     const ctes = customValueCtes(plan as UpdatePlan, params, scoped);
     sql += `, ${ctes.input}, written AS (${dml}), ${ctes.write}`;
   } else {
-    sql += `, written AS (${dml})`;
+    sql += `${inserts}, written AS (${dml})`;
   }
   sql += eventsCte(plan.resource, plan.kind, params, scoped);
   if (plan.kind === 'insert') sql += childrenCtes(plan, params, scoped);

@@ -42,6 +42,19 @@ function keyOf(detail: string, tenant: string | undefined): string | undefined {
   return match && match[1] === tenant ? `${match[2]} = ${match[3]}` : undefined;
 }
 
+/**
+ * A statement that needs what `engine.install()` creates (engage_fail, the idempotency and outbox
+ * tables, the token table) failed because it is not there: the host's mistake, told in one sentence.
+ */
+function notInstalled(sqlstate: string, text: string, ownTables: readonly string[]): Error | undefined {
+  if (sqlstate !== '42883' && sqlstate !== '42P01') return undefined;
+  const named = /(?:function|relation) "?([\w.]+)/.exec(text)?.[1] ?? '';
+  if (!named.startsWith('engage_') && !ownTables.includes(named)) return undefined;
+  return new Error(
+    `engine.install() has not run on this database (${named} is missing): call it once at start-up, before serving`,
+  );
+}
+
 /** 500: a failure no caller can cause, logged with its cause and never shown. */
 const unexpected = (cause: unknown): ApiError =>
   new ApiError('INTERNAL_ERROR', 'an unexpected error occurred; it has been logged', { cause });
@@ -186,7 +199,11 @@ function callerInputError(sqlstate: string, text: string): { message: string; hi
  * SQLSTATE, anything else a bug (500 INTERNAL_ERROR). With the registry's tenancy, keys are told
  * without their tenant column, and what is missing is missing "in your <tenant>".
  */
-export function mapDatabaseError(error: unknown, tenancy: Tenancy | null = null): ApiError {
+export function mapDatabaseError(
+  error: unknown,
+  tenancy: Tenancy | null = null,
+  ownTables: readonly string[] = [],
+): ApiError {
   if (error instanceof ApiError) return error;
   const tenant = tenancy?.column;
   const within = tenancy ? ` in your ${tenancy.noun}` : '';
@@ -198,6 +215,8 @@ export function mapDatabaseError(error: unknown, tenancy: Tenancy | null = null)
   const constraint = String(e.constraint_name ?? e.constraint ?? '');
 
   if (sqlstate === 'EN001') return failedCheck(text, detail, within);
+  const install = notInstalled(sqlstate, text, ownTables);
+  if (install) return unexpected(Object.assign(install, { cause: error }));
   if (sqlstate === '23505') {
     const fields = keyFields(detail, tenant);
     const key = keyOf(detail, tenant);

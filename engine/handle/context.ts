@@ -8,7 +8,7 @@ import { knownTenant, laneOf, scopeCte } from '../compile/scope.ts';
 import { Params } from '../compile/sql.ts';
 import { mapDatabaseError } from '../db/errors.ts';
 import type { Database, SqlParam } from '../db/port.ts';
-import { ApiError, unauthorized } from '../errors.ts';
+import { ApiError, bearerRefused } from '../errors.ts';
 import { KINDS } from '../field-kinds.ts';
 import { CONSISTENCY_HEADER, parseConsistency } from '../parse/headers.ts';
 import { type BodySchemas, bodySchemas } from '../plan/body.ts';
@@ -111,7 +111,7 @@ export class Context {
 
   /** Any failure as the error a caller sees; keys are told without the tenant column. */
   fail(error: unknown): ApiError {
-    return mapDatabaseError(error, this.registry.tenant);
+    return mapDatabaseError(error, this.registry.tenant, this.scoping.tokens === null ? [] : [this.scoping.tokens]);
   }
 
   /**
@@ -235,7 +235,7 @@ export class Context {
     if (scope === undefined || !('tokenHash' in scope)) return failure;
     // When the check itself fails, the original error stands.
     const tenant = await this.authorize(scope).catch(() => undefined);
-    return tenant === null ? unauthorized() : failure;
+    return tenant === null ? bearerRefused() : failure;
   }
 
   /**
@@ -253,7 +253,7 @@ export class Context {
     } catch (error) {
       throw await this.tokenFirst(scope, error);
     }
-    if (result.authorized !== 1) throw unauthorized();
+    if (result.authorized !== 1) throw bearerRefused();
     return result;
   }
 

@@ -23,7 +23,7 @@ export async function explain(
 ): Promise<EngineResponse> {
   if (!ctx.planEnabled) {
     throw new ApiError('NOT_ACCEPTABLE', 'statement plans are not served here', {
-      hint: 'Start the server with PLAN_ENABLED=1 to serve application/vnd.pgrst.plan+json.',
+      hint: "Plans are served where the engine is created with planEnabled (PostgREST's db-plan-enabled).",
     });
   }
   const planned: RawRequest = {

@@ -1,5 +1,6 @@
 /**
- * Batch imports of a collection: items matched on `external_id` within the tenant (updated) or
+ * Batch imports of a collection: items matched on the field `imports.key` names (external_id) within
+ * the tenant (updated) or
  * created, with custom-field values by key. Items are checked one by one (plan/import.ts); valid
  * items are written even when others fail, and each gets a result. The statements
  * (compile/import.ts) are set-based, a handful per batch whatever its size, run through the
@@ -43,13 +44,18 @@ export interface Importer {
 
 const run = async <T extends Row>(q: Queryable, s: CompiledStatement) => q.query<T>(s.text, s.params);
 
-/** A value as PostgreSQL's text of it: uuids in lower case. */
 /** A key's text as the database compares it (a uuid in any case is one value). */
 const folded = (type: ColumnType, value: string) => KINDS[type.kind].canonical?.(value) ?? value;
 
-/** Distinct string values of `field` among the rows. */
+/** An item's value of `field` as text (a number's too), or undefined when it gives none. */
+const givenText = (a: Accepted, field: string) => {
+  const value = a.row[field];
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+};
+
+/** Distinct values of `field` among the rows, as text. */
 const valuesOf = (rows: readonly Accepted[], field: string) => [
-  ...new Set(rows.map((a) => a.row[field]).filter((v): v is string => typeof v === 'string')),
+  ...new Set(rows.map((a) => givenText(a, field)).filter((v): v is string => v !== undefined)),
 ];
 
 export function importers(ctx: Context): ReadonlyMap<string, Importer> {
@@ -64,16 +70,17 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
 
   function importer(resource: Resource, collection: string): Importer {
     const key = resource.key[0]!;
-    const custom = resource.imports!.customFields;
+    // The field items are matched on: a match updates its record.
+    const { key: match, customFields: custom } = resource.imports!;
     const tenantColumn = resource.tenant?.name ?? null;
-    const byExternalId: LookUp = {
+    const byMatch: LookUp = {
       table: resource.table,
       tenant: tenantColumn,
-      column: 'external_id',
-      type: resource.field('external_id')!.type,
+      column: match.name,
+      type: match.type,
       answer: key.name,
     };
-    const byKey: LookUp = { ...byExternalId, column: key.name, type: key.type };
+    const byKey: LookUp = { ...byMatch, column: key.name, type: key.type };
     const references = resource.references
       .filter((r) => r.fields.length === 1)
       .map((r) => ({
@@ -139,8 +146,12 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
             );
           });
         }
-        const existing = await found(q, byExternalId, valuesOf(accepted, 'external_id'), scope);
-        const matched = (a: Accepted) => typeof a.row.external_id === 'string' && existing.has(a.row.external_id);
+        const existing = await found(q, byMatch, valuesOf(accepted, match.name), scope);
+        const matchedKey = (a: Accepted, map: ReadonlyMap<string, string>) => {
+          const value = givenText(a, match.name);
+          return value === undefined ? undefined : map.get(folded(match.type, value));
+        };
+        const matched = (a: Accepted) => matchedKey(a, existing) !== undefined;
         const toUpdate = accepted.filter(matched);
         let toCreate = accepted.filter((a) => !matched(a));
         const taken = await found(q, byKey, valuesOf(toCreate, key.name), scope);
@@ -157,10 +168,10 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
         const keys = new Map<Accepted, string>();
         const fresh = await newKeys(q, toCreate.filter((a) => a.row[key.name] === undefined).length);
         for (const a of toCreate) keys.set(a, a.row[key.name] === undefined ? fresh.pop()! : String(a.row[key.name]));
-        for (const a of toUpdate) keys.set(a, existing.get(a.row.external_id as string)!);
+        for (const a of toUpdate) keys.set(a, matchedKey(a, existing)!);
         const withKey = (a: Accepted): Row => ({ ...a.row, [key.name]: keys.get(a) });
 
-        // A concurrent import may have created an external_id since the look-up: those become updates.
+        // A concurrent import may have created a matched value since the look-up: those become updates.
         if (toCreate.length > 0) {
           const inserted = new Set(
             (await run<{ key: string }>(q, insertRows(resource, toCreate.map(withKey), scope))).map((r) => r.key),
@@ -169,8 +180,8 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
           const raced = toCreate.filter((a) => !won(a));
           if (raced.length > 0) {
             toCreate = toCreate.filter(won);
-            const now = await found(q, byExternalId, valuesOf(raced, 'external_id'), scope);
-            for (const a of raced) keys.set(a, now.get(a.row.external_id as string)!);
+            const now = await found(q, byMatch, valuesOf(raced, match.name), scope);
+            for (const a of raced) keys.set(a, matchedKey(a, now)!);
             toUpdate.push(...raced);
           }
         }

@@ -8,7 +8,7 @@ import { type Context, Hono } from 'hono';
 import { requestId } from 'hono/request-id';
 import type { Scope } from '../compile/scope.ts';
 import type { Engine } from '../engine.ts';
-import { ApiError, unauthorized } from '../errors.ts';
+import { ApiError, bearerRefused } from '../errors.ts';
 import { contentType, JSON_MEDIA } from '../media-types.ts';
 import { STAGES, type Timings } from '../timings.ts';
 import { BODY_LIMIT, bodyUnread, checkDeclaredBody, readText } from './body.ts';
@@ -29,8 +29,13 @@ export interface EngageAppOptions {
   readonly check?: (c: Context) => void | Promise<void>;
   /** The largest request body in bytes (default 1 MiB): larger ones are 413, decided while reading. */
   readonly bodyLimit?: number;
-  /** Told of every failure before it is rendered (a logger, an access log): a 5xx carries its cause. */
+  /**
+   * Told of every failure before it is rendered (a logger, an access log): a 5xx carries its cause.
+   * Without it, each unexpected failure (a 500) is logged to `logger` with its Request-Id and cause.
+   */
   readonly onError?: (error: ApiError, c: Context) => void;
+  /** Where unexpected failures are logged when there is no `onError` (default: console). */
+  readonly logger?: { readonly error: (...data: unknown[]) => void };
   /** A Server-Timing header (parse, plan, compile, db, respond) on resource responses. */
   readonly serverTiming?: boolean;
 }
@@ -57,8 +62,13 @@ export function engageApp(options: EngageAppOptions): Hono {
   /** The document with its server where the app is mounted, unless the engine was told its URL. */
   const documents = new Map<string, string>();
 
+  const logger = options.logger ?? console;
   const fail = (c: Context, error: ApiError) => {
-    options.onError?.(error, c);
+    if (options.onError) options.onError(error, c);
+    else if (error.contactSupport) {
+      // A 500 says it has been logged: so it is, with what caused it.
+      logger.error(`${c.req.method} ${c.req.path} failed (Request-Id ${c.get('requestId')}):`, error.cause ?? error);
+    }
     return renderError(c, error);
   };
   const scopeOf = async (c: Context) => (options.scope ? options.scope(c) : undefined);
@@ -82,7 +92,7 @@ export function engageApp(options: EngageAppOptions): Hono {
     try {
       scope = await scopeOf(c);
       await options.check?.(c);
-      if ((await engine.authorize(scope)) === null) throw unauthorized();
+      if ((await engine.authorize(scope)) === null) throw bearerRefused();
     } catch (error) {
       return fail(c, await engine.tokenFirst(scope, error));
     }

@@ -5,7 +5,7 @@
  */
 import type { Context } from 'hono';
 import type { Scope } from '../compile/scope.ts';
-import { unauthorized } from '../errors.ts';
+import { bearerRefused } from '../errors.ts';
 import { tokenScope } from '../tokens.ts';
 
 export interface BearerTokenOptions {
@@ -18,7 +18,7 @@ export interface BearerTokenOptions {
  * engageApp({ engine, scope: bearerToken({ hint: 'Create a token with `acme token create`.' }) })
  */
 export function bearerToken(options: BearerTokenOptions = {}): (c: Context) => Scope {
-  const refuse = (message: string) => unauthorized(message, options.hint);
+  const refuse = (message: string) => bearerRefused(message, options.hint);
   return function bearerToken(c) {
     const header = c.req.header('authorization');
     if (!header) throw refuse('this request needs an Authorization header with a bearer token');

@@ -6,7 +6,8 @@
 import { type CustomField, customValueProblem } from '../custom-fields.ts';
 import type { Row } from '../db/port.ts';
 import { invalidBody, type Problem } from '../errors.ts';
-import type { Resource, Tenancy } from '../registry/index.ts';
+import { KINDS } from '../field-kinds.ts';
+import type { Field, Resource, Tenancy } from '../registry/index.ts';
 import { type BodySchemas, inspectItem, problemsError } from './body.ts';
 
 export interface ItemError {
@@ -81,7 +82,7 @@ function accept(checks: ItemChecks, item: unknown, index: number): Accepted | It
 }
 
 /**
- * Every item checked: the accepted ones, and a failure for each of the others. An external_id or
+ * Every item checked: the accepted ones, and a failure for each of the others. A matched value or
  * key may appear once per batch: later items that repeat one fail. Uuids are compared in any
  * case, other values as the case-sensitive text they are.
  */
@@ -90,15 +91,12 @@ export function checkItems(
   items: readonly unknown[],
   offset: number,
 ): { accepted: Accepted[]; results: ItemResult[] } {
-  const [key] = checks.resource.key;
-  const unique = [
-    { name: 'external_id', fold: false },
-    { name: key!.name, fold: key!.kind === 'uuid' },
-  ];
+  const unique = [checks.resource.imports!.key, checks.resource.key[0]!];
   const seen = new Map<string, number>();
-  const seenKey = (u: (typeof unique)[number], value: string) => `${u.name}:${u.fold ? value.toLowerCase() : value}`;
-  const repeated = (row: Row) =>
-    unique.find((u) => typeof row[u.name] === 'string' && seen.has(seenKey(u, row[u.name] as string)));
+  const seenKey = (u: Field, value: unknown) =>
+    `${u.name}:${KINDS[u.kind].canonical?.(String(value)) ?? String(value)}`;
+  const given = (value: unknown) => typeof value === 'string' || typeof value === 'number';
+  const repeated = (row: Row) => unique.find((u) => given(row[u.name]) && seen.has(seenKey(u, row[u.name])));
   const accepted: Accepted[] = [];
   const results: ItemResult[] = [];
   for (const [i, item] of items.entries()) {
@@ -109,7 +107,7 @@ export function checkItems(
     }
     const again = repeated(outcome.row);
     if (again) {
-      const value = outcome.row[again.name] as string;
+      const value = String(outcome.row[again.name]);
       const first = seen.get(seenKey(again, value));
       results.push(
         failure(outcome.index, 'CONFLICT', `${again.name} "${value}" is also given by item ${first} of this batch`, {
@@ -120,7 +118,7 @@ export function checkItems(
     }
     for (const u of unique) {
       const value = outcome.row[u.name];
-      if (typeof value === 'string') seen.set(seenKey(u, value), outcome.index);
+      if (given(value)) seen.set(seenKey(u, value), outcome.index);
     }
     accepted.push(outcome);
   }

@@ -22,11 +22,10 @@ export function findRelation(resource: Resource, name: string, hint: string | nu
   const named = resource.relations.filter(
     (r) =>
       r.name === name ||
-      (r.junction === null && r.foreignKey === name) ||
+      (r.junction === null && r.foreignKeyNames.includes(name)) ||
       (r.cardinality === 'one' && column(r) === name),
   );
-  const found =
-    hint === null ? named : named.filter((r) => r.foreignKey === hint || (column(r) ?? r.foreignKey) === hint);
+  const found = hint === null ? named : named.filter((r) => r.foreignKeyNames.includes(hint) || column(r) === hint);
   const shown = hint === null ? name : `${name}!${hint}`;
   if (found.length === 0) {
     throw new ApiError('UNKNOWN_RELATION', `${resource.name} has no relation "${shown}" to embed`, {

@@ -170,10 +170,22 @@ export interface InsertPlan extends WriteOutput {
   readonly fields: readonly Field[];
   /** Items as JSON text, one parameter for the whole body. */
   readonly rows: string;
+  /**
+   * With `Prefer: missing=default`, when items leave out different fields: the items by the fields
+   * they give, each group inserted with its own column list so that the database fills in the
+   * others' defaults, whatever they are. Null when one insert takes every item.
+   */
+  readonly groups: readonly InsertGroup[] | null;
   readonly claimedTenants: readonly string[];
   /** Records the items name by reference, or create with them (plan/nested.ts). */
   readonly nested: Nested;
   readonly conflict: { readonly target: readonly Field[]; readonly action: 'update' | 'nothing' } | null;
+}
+
+/** Items that give the same fields, and those fields. */
+export interface InsertGroup {
+  readonly fields: readonly Field[];
+  readonly rows: string;
 }
 
 export interface UpdatePlan extends WriteOutput {

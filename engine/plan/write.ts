@@ -14,7 +14,15 @@ import type { ApiRequest } from '../request.ts';
 import { type BodySchemas, checkItems, isObject } from './body.ts';
 import { checkNested, type Nested, namingProblem, takeNested } from './nested.ts';
 import { knownField, planCondition, planRepresentation, wholeField } from './read.ts';
-import type { DeletePlan, IfMatch, InsertPlan, PlannedCondition, UpdatePlan, WriteOutput } from './types.ts';
+import type {
+  DeletePlan,
+  IfMatch,
+  InsertGroup,
+  InsertPlan,
+  PlannedCondition,
+  UpdatePlan,
+  WriteOutput,
+} from './types.ts';
 
 /** The fields `columns=` or `on_conflict=` names. */
 const fieldList = (resource: Resource, names: readonly string[]): Field[] => names.map((n) => knownField(resource, n));
@@ -58,7 +66,8 @@ export function planInsert(
     });
   }
   let items = array ? (body as unknown[]) : [body];
-  // With `columns=`, only the listed keys are read from each item, as PostgREST does.
+  // With `columns=`, only the listed keys are read from each item, as PostgREST does; without it,
+  // every item must give the same keys, so none is given NULL for a key it left out.
   const listed = request.query.columns === null ? null : fieldList(resource, request.query.columns);
   if (listed) {
     const names = new Set(listed.map((f) => f.name));
@@ -77,16 +86,20 @@ export function planInsert(
   // The body's fields: the union of the items' keys in order of appearance, or the listed ones.
   const seen = new Set(rows.flatMap((row) => Object.keys(row)));
   const fields = (listed ?? resource.fields).filter((f) => seen.has(f.name));
+  if (listed === null) {
+    // A field a reference sets (`"contact": {"external_id": ...}`) is given by the item naming it.
+    const setByReference = (item: number, field: Field) =>
+      taken.nested.references.some(
+        (r) => r.relation.parentFields.includes(field.name) && r.columns[0]! in taken.references[item]!,
+      );
+    sameFields(resource, rows, fields, setByReference);
+  }
 
   // An item without one of these fields gets NULL, as in PostgREST, or with `Prefer:
-  // missing=default` the column's default (keys the database generates are generated either way).
+  // missing=default` the column's default: items are then inserted by the fields they give (keys
+  // the database generates are generated either way).
   const prefs = request.preferences;
-  if (prefs.missing === 'default') {
-    for (const row of rows) {
-      for (const field of fields)
-        if (!(field.name in row) && field.defaultValue !== undefined) row[field.name] = field.defaultValue;
-    }
-  }
+  const groups = prefs.missing === 'default' ? groupByFields(rows, fields) : null;
 
   checkNested(taken.nested, Boolean(prefs.resolution));
   // Each item's named references, in columns of its own the statement resolves.
@@ -123,10 +136,55 @@ export function planInsert(
     ],
     fields: [...fields, ...referenced(resource, taken.nested, fields)],
     rows: JSON.stringify(rows),
+    groups,
     claimedTenants,
     conflict,
     nested: taken.nested,
   };
+}
+
+/**
+ * 400 unless every item of a bulk insert gives each field some item gives, as PostgREST requires
+ * (PGRST102): a field an item leaves out would otherwise be NULL for it, unasked. A key the
+ * database generates is generated for an item without one, so it may be left out.
+ */
+function sameFields(
+  resource: Resource,
+  rows: readonly Row[],
+  fields: readonly Field[],
+  setOtherwise: (item: number, field: Field) => boolean,
+): void {
+  const needed = fields.filter((f) => !(resource.key.includes(f) && f.defaultSql !== undefined));
+  for (const [item, row] of rows.entries()) {
+    const missing = needed.find((f) => !(f.name in row) && !setOtherwise(item, f));
+    if (!missing) continue;
+    const other = rows.findIndex((r) => missing.name in r);
+    throw new ApiError(
+      'VALIDATION_FAILED',
+      `every item of a bulk insert must give the same fields, and item ${item} leaves out "${missing.name}",` +
+        ` which item ${other} gives`,
+      {
+        hint:
+          'Give every item the same fields, or list the fields to insert with columns= (a field an item leaves' +
+          ' out is then null, or its default with Prefer: missing=default).',
+        context: [{ item, field: missing.name, message: 'is missing' }],
+      },
+    );
+  }
+}
+
+/** The rows by the fields each gives, when they do not all give every field; null when they do. */
+function groupByFields(rows: readonly Row[], fields: readonly Field[]): InsertGroup[] | null {
+  const groups = new Map<string, { fields: Field[]; rows: Row[] }>();
+  for (const row of rows) {
+    const given = fields.filter((f) => f.name in row);
+    const key = given.map((f) => f.name).join('\u0000');
+    const group = groups.get(key) ?? { fields: given, rows: [] };
+    group.rows.push(row);
+    groups.set(key, group);
+  }
+  if (groups.size === 1 && [...groups.values()][0]!.fields.length === fields.length) return null;
+  return [...groups.values()].map((g) => ({ fields: g.fields, rows: JSON.stringify(g.rows) }));
 }
 
 /** The foreign keys references set, where the items' own fields do not already include them. */

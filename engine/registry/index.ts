@@ -43,6 +43,11 @@ export interface Field {
    * and the tenant column must name the caller's own tenant.
    */
   readonly serverManaged: boolean;
+  /**
+   * The database alone sets it (`GENERATED ALWAYS`: an identity, or a column computed from the
+   * others): a body giving it is refused.
+   */
+  readonly generated: boolean;
   /** Part of an index or unique constraint, which bounds how long its values may be. */
   readonly indexed: boolean;
   readonly description: string | undefined;
@@ -108,8 +113,11 @@ export interface ResourceDefinition {
   readonly collection?: string;
   /** Keyset pages ordered by these non-null fields, which an index must serve and which together are unique. */
   readonly keyset?: readonly string[];
-  /** Batch imports: items matched on `external_id` (updated) or created, with these custom fields. */
-  readonly imports?: { readonly customFields?: CustomFieldsDefinition };
+  /**
+   * Batch imports: items matched on `key` (one field, unique within the tenant: `['external_id']`)
+   * and updated, or created; with these custom fields.
+   */
+  readonly imports?: { readonly key: readonly [string]; readonly customFields?: CustomFieldsDefinition };
   /**
    * The relations embeds may follow are derived from foreign keys, named by the resource at the
    * other end. By foreign key name: `false` hides that relation of this resource, a string renames it.
@@ -153,6 +161,8 @@ export interface Tenancy {
 export interface Reference {
   /** The foreign key's name. */
   readonly name: string;
+  /** The names it may be called by: its own, and the one PostgreSQL gives it when its SQL names none. */
+  readonly names: readonly string[];
   readonly fields: readonly string[];
   readonly table: string;
   readonly targetFields: readonly string[];
@@ -187,6 +197,8 @@ export interface Relation {
    * to the same resource.
    */
   readonly foreignKey: string;
+  /** The names `!hint` and `relations` may give the foreign key: its own, and PostgreSQL's default one. */
+  readonly foreignKeyNames: readonly string[];
   /** The foreign key's own fields; a single one also names the relation (to one) or hints it. */
   readonly columns: readonly string[];
   readonly cardinality: 'one' | 'many';
@@ -214,7 +226,7 @@ export interface Resource {
   readonly references: readonly Reference[];
   readonly collection: string | undefined;
   readonly keyset: readonly Field[] | undefined;
-  readonly imports: { readonly customFields: CustomFields | undefined } | undefined;
+  readonly imports: { readonly key: Field; readonly customFields: CustomFields | undefined } | undefined;
   /** What `select` can embed from this resource; only resources offering GET are embedded. */
   readonly relations: readonly Relation[];
   readonly aggregates: boolean;
@@ -277,9 +289,8 @@ function customFieldsOf(owner: string, def: CustomFieldsDefinition, tenant: stri
   if (lacking.length > 0) {
     throw refuse(
       owner,
-      `its custom fields need ${list(lacking)}; shape the value table like the value tables of the` +
-        ' "Custom fields" item of "Adding a resource" in docs/architecture.md, and the definitions table with' +
-        ' id, key, type and entity',
+      `its custom fields need ${list(lacking)}: a value table with ${list(VALUE_COLUMNS)} (and its parent key),` +
+        ' and a definitions table with id, key, type and entity',
     );
   }
   return { entity: def.entity, table: values.name, parentKey: def.parentKey, definitions: definitions.name, tenant };
@@ -352,7 +363,8 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
   const serverManaged = new Set(
     def.serverManaged ?? [...lead, 'created_at', 'updated_at', ...[...columns.keys()].filter(generated)],
   );
-  for (const column of columns.values()) if (column.alwaysGenerated) serverManaged.add(column.name);
+  const generatedAlways = (name: string) => columns.get(name)!.alwaysGenerated || columns.get(name)!.computed;
+  for (const name of columns.keys()) if (generatedAlways(name)) serverManaged.add(name);
   const shownOnce = new Set(def.shownOnce);
   const all: Field[] = [...columns.values()].map((column) => {
     const type = columnType(column.sqlType, column.enumType);
@@ -367,6 +379,7 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
       filterable: filterable ? filterable.has(column.name) : true,
       orderable: orderable.has(column.name),
       serverManaged: serverManaged.has(column.name),
+      generated: generatedAlways(column.name),
       indexed: indexed.has(column.name),
       description: def.fieldDescriptions?.[column.name],
     };
@@ -401,12 +414,16 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
     }
   }
   if (def.imports) {
-    const externalId = [...lead, 'external_id'];
-    if (!columns.has('external_id') || !shape.uniques.some((u) => sameColumns([...u].sort(), [...externalId].sort()))) {
+    const [name, ...more] = def.imports.key;
+    if (name === undefined || more.length > 0)
+      throw refuse(def.name, "imports match items on one field: key: ['<field>']");
+    mustExist([name], 'imports.key');
+    const matched = [...lead, name];
+    if (!shape.uniques.some((u) => sameColumns([...u].sort(), [...matched].sort()))) {
       throw refuse(
         def.name,
-        `imports match items on external_id, so ${shape.name} needs an external_id column and a unique` +
-          ` constraint on (${list(externalId)}): unique().on(${externalId.map((c) => `t.${c}`).join(', ')})`,
+        `imports match items on ${name}, so ${shape.name} needs a unique constraint on (${list(matched)}):` +
+          ` unique().on(${matched.map((c) => `t.${c}`).join(', ')})`,
       );
     }
   }
@@ -434,6 +451,7 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
     collection: def.collection,
     keyset,
     imports: def.imports && {
+      key: byName.get(def.imports.key[0])!,
       customFields:
         def.imports.customFields && customFieldsOf(def.name, def.imports.customFields, tenanted ? tenant : null),
     },

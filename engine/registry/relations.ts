@@ -43,6 +43,7 @@ export function referencesOf(
     return [
       {
         name: fk.name,
+        names: [...new Set([fk.name, fk.defaultName])],
         fields,
         table: target.name,
         targetFields: pairs.map(([, to]) => to),
@@ -73,6 +74,7 @@ export function relationsOf(resource: Resource, def: ResourceDefinition, resourc
       if (ref.table !== target.table) continue;
       add(target, {
         foreignKey: ref.name,
+        foreignKeyNames: ref.names,
         columns: ref.fields,
         cardinality: 'one',
         via: 'parent',
@@ -85,6 +87,7 @@ export function relationsOf(resource: Resource, def: ResourceDefinition, resourc
       if (ref.table !== resource.table) continue;
       add(target, {
         foreignKey: ref.name,
+        foreignKeyNames: ref.names,
         columns: ref.fields,
         cardinality: ref.unique ? 'one' : 'many',
         via: 'target',
@@ -107,6 +110,7 @@ export function relationsOf(resource: Resource, def: ResourceDefinition, resourc
           };
           add(target, {
             foreignKey: table.table,
+            foreignKeyNames: [table.table],
             columns: [],
             cardinality: 'many',
             via: 'junction',
@@ -118,7 +122,7 @@ export function relationsOf(resource: Resource, def: ResourceDefinition, resourc
       }
     }
   }
-  const keys = new Set(relations.map((r) => r.foreignKey));
+  const keys = new Set(relations.flatMap((r) => r.foreignKeyNames));
   for (const name of Object.keys(def.relations ?? {})) {
     if (!keys.has(name)) {
       throw new Error(
@@ -128,7 +132,8 @@ export function relationsOf(resource: Resource, def: ResourceDefinition, resourc
     }
   }
   return relations.flatMap((relation) => {
-    const renamed = def.relations?.[relation.foreignKey];
+    const given = relation.foreignKeyNames.filter((n) => def.relations?.[n] !== undefined);
+    const renamed = given.length ? def.relations![given[0]!] : undefined;
     if (renamed === false) return [];
     return [renamed === undefined ? relation : { ...relation, name: renamed }];
   });

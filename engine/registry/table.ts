@@ -29,6 +29,11 @@ export interface ColumnShape {
 
 export interface ForeignKeyShape {
   readonly name: string;
+  /**
+   * The name PostgreSQL gives such a foreign key when its SQL names none (`book_genre_code_fkey`),
+   * which a database made by hand has where the drizzle schema names it otherwise.
+   */
+  readonly defaultName: string;
   readonly columns: readonly string[];
   readonly table: PgTable;
   readonly targetColumns: readonly string[];
@@ -103,6 +108,7 @@ export function readTable(table: PgTable): TableShape {
     const reference = fk.reference();
     return {
       name: fk.getName(),
+      defaultName: defaultConstraintName(config.name, names(reference.columns), 'fkey'),
       columns: names(reference.columns),
       table: reference.foreignTable,
       targetColumns: names(reference.foreignColumns),
@@ -116,6 +122,39 @@ export function readTable(table: PgTable): TableShape {
     indexes,
     foreignKeys,
   };
+}
+
+/** PostgreSQL's longest identifier, in bytes (NAMEDATALEN - 1). */
+const MAX_NAME = 63;
+
+/** `text` cut to at most `bytes` bytes of UTF-8, at a character's boundary. */
+function clip(text: string, bytes: number): string {
+  let out = '';
+  for (const char of text) {
+    if (Buffer.byteLength(out + char) > bytes) break;
+    out += char;
+  }
+  return out;
+}
+
+/**
+ * The name PostgreSQL chooses for a constraint its SQL names none (ChooseConstraintName):
+ * `<table>_<columns joined by _>_<label>`, the longer of the table's and the columns' part cut
+ * first to keep it within 63 bytes. (Should that name be taken, PostgreSQL adds a number.)
+ */
+export function defaultConstraintName(table: string, columns: readonly string[], label: string): string {
+  let joined = '';
+  for (const column of columns) {
+    joined = clip(joined ? `${joined}_${column}` : column, MAX_NAME);
+    if (Buffer.byteLength(joined) >= MAX_NAME) break;
+  }
+  const available = MAX_NAME - (Buffer.byteLength(label) + 1) - 1;
+  let [first, second] = [Buffer.byteLength(table), Buffer.byteLength(joined)];
+  while (first + second > available) {
+    if (first > second) first--;
+    else second--;
+  }
+  return `${clip(table, first)}_${clip(joined, second)}_${label}`;
 }
 
 /** The table's name, without reading the rest. */

@@ -63,7 +63,7 @@ const workspaces = createRegistry(
       verbs: ['GET', 'POST', 'PATCH', 'DELETE'],
       orderable: ['name'],
       collection: 'boards',
-      imports: {},
+      imports: { key: ['external_id'] },
     }),
     defineResource({ name: 'country', table: country, verbs: ['GET'], tenant: false }),
   ],
@@ -121,8 +121,9 @@ describe('createRegistry refuses what the engine cannot serve, naming the resour
     const plain = pgTable('anys_plain', { workspace_id: uuid().notNull(), id: uuid().notNull() }, (t) => [
       primaryKey({ columns: [t.workspace_id, t.id] }),
     ]);
-    expect(tenanted(plain, { collection: 'things', imports: {} })).toThrow(
-      /thing: imports match items on external_id.*unique\(\)\.on\(t\.workspace_id, t\.external_id\)/,
+    expect(tenanted(plain, { collection: 'things', imports: { key: ['id'] } })).not.toThrow();
+    expect(tenanted(board, { collection: 'things', imports: { key: ['name'] } })).toThrow(
+      /thing: imports match items on name, so anys_board needs a unique constraint on \(workspace_id, name\).*unique\(\)\.on\(t\.workspace_id, t\.name\)/,
     );
   });
 

@@ -4,7 +4,7 @@
  * api_token; a missing or malformed header is refused here without touching the database.
  */
 
-import { unauthorized as engineUnauthorized, type Scope } from '@engage/engine';
+import { bearerRefused, type Scope } from '@engage/engine';
 import { bearerToken } from '@engage/engine/hono';
 import type { MiddlewareHandler } from 'hono';
 
@@ -18,7 +18,7 @@ const HINT =
 export const bearerScope = bearerToken({ hint: HINT });
 
 /** 401 for a token that is not (or no longer) valid, saying how to get one. */
-export const unauthorized = () => engineUnauthorized(undefined, HINT);
+export const unauthorized = () => bearerRefused(undefined, HINT);
 
 /** Sets the request's scope from its bearer token, for the routes outside the engine's adapter (/v1). */
 export function bearerAuth(): MiddlewareHandler<{ Variables: AuthVariables }> {
