@@ -216,7 +216,7 @@ export function createEngine(options: EngineOptions): Engine {
         const wanted = parseExplain(raw.header('accept'), raw.header('prefer'));
         if (wanted) return explain(ctx, raw, wanted, scope, clock);
       }
-      if (raw.method === 'POST' || raw.method === 'PATCH' || raw.method === 'DELETE') {
+      if (raw.method === 'POST' || raw.method === 'PUT' || raw.method === 'PATCH' || raw.method === 'DELETE') {
         return write(ctx, { ...raw, method: raw.method }, scope, keys, clock);
       }
       if (raw.method === 'OPTIONS') {

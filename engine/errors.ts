@@ -11,8 +11,8 @@ const CODES = {
   UNKNOWN_FIELD: 400,
   /** `select` embeds a relation the resource does not have. */
   UNKNOWN_RELATION: 400,
-  /** `select` names a resource that several relations lead to, without saying which. */
-  AMBIGUOUS_RELATION: 400,
+  /** `select` names a resource that several relations lead to, without saying which (PostgREST's 300, PGRST201). */
+  AMBIGUOUS_RELATION: 300,
   /** A parameter (`x.limit`, `x.value=eq.1`) addresses an embed the select does not have. */
   NOT_EMBEDDED: 400,
   /** An aggregate that does not fit its field, its level, or the resource. */
@@ -72,8 +72,11 @@ const TRANSIENT: ReadonlySet<ErrorCode> = new Set([
 export interface ApiErrorOptions {
   /** What to change, where the message alone does not say. */
   hint?: string | undefined;
-  /** More about what went wrong, as PostgREST's `details` gives it (the row count, the key that clashed). */
-  details?: string | undefined;
+  /**
+   * More about what went wrong, as PostgREST's `details` gives it (the row count, the key that
+   * clashed; the candidate relations of an ambiguous embed).
+   */
+  details?: string | readonly unknown[] | undefined;
   context?: unknown;
   /** Extra response headers (Allow, WWW-Authenticate, Retry-After, Content-Range). */
   headers?: Record<string, string>;
@@ -87,7 +90,7 @@ export class ApiError extends Error {
   readonly isTransient: boolean;
   readonly contactSupport: boolean;
   readonly hint: string | undefined;
-  readonly details: string | undefined;
+  readonly details: string | readonly unknown[] | undefined;
   readonly context: unknown;
   readonly headers: Record<string, string>;
 

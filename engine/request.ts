@@ -141,7 +141,7 @@ export interface RangeHeader {
   readonly to: number | null;
 }
 
-export type Method = 'GET' | 'HEAD' | 'POST' | 'PATCH' | 'DELETE';
+export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface ApiRequest {
   readonly method: Method;

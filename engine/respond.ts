@@ -92,7 +92,8 @@ export interface WriteResult {
 
 /**
  * Statuses as PostgREST gives them: POST 201 (200 when a merge-duplicates upsert only updated),
- * PATCH and DELETE 204, or 200 with the representation.
+ * PATCH and DELETE 204, or 200 with the representation; PUT 204, or with the representation 201
+ * when it created the record and 200 when it replaced it.
  */
 export function respondWrite(plan: WritePlan, result: WriteResult): EngineResponse {
   const n = result.affected;
@@ -112,7 +113,8 @@ export function respondWrite(plan: WritePlan, result: WriteResult): EngineRespon
   if (withBody) headers['Content-Type'] = CONTENT_TYPES[plan.format];
 
   let status: number;
-  if (plan.kind === 'insert') status = plan.conflict?.action === 'update' && result.inserted === 0 ? 200 : 201;
+  if (plan.kind === 'insert' && plan.put) status = withBody ? (result.inserted > 0 ? 201 : 200) : 204;
+  else if (plan.kind === 'insert') status = plan.conflict?.action === 'update' && result.inserted === 0 ? 200 : 201;
   else status = withBody ? 200 : 204;
   return { status, headers, body: withBody ? result.body : null };
 }

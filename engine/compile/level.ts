@@ -212,7 +212,12 @@ export class ReadCompiler {
     const stored = () =>
       storedCustomFields(level.resource, keys, this.params, { table, scoped: this.scoped, text: csv });
     const p = projection(list, keys, !level.customFields ? null : written ? written.customFields : stored());
-    const page = paged ? this.#page(level, table) : '';
+    // Written rows come in the request's order, unpaged.
+    const page = paged
+      ? this.#page(level, table)
+      : written
+        ? orderBy(level.order, this.#context(table, level.resource))
+        : '';
     if (level.grouped) {
       const groups = level.columns.filter((c) => c.kind === 'field' || c.kind === 'spread');
       const groupBy = groups.length ? ` GROUP BY ${groups.map((c) => this.#column(c, table, lateral)).join(', ')}` : '';

@@ -30,7 +30,7 @@ export async function explain(
     ...raw,
     header: (name) => (name.toLowerCase() === 'accept' ? wanted.for : raw.header(name)),
   };
-  const isWrite = raw.method === 'POST' || raw.method === 'PATCH' || raw.method === 'DELETE';
+  const isWrite = raw.method === 'POST' || raw.method === 'PUT' || raw.method === 'PATCH' || raw.method === 'DELETE';
   const analyze = wanted.options.has('analyze');
   const rows = await ctx.untilAuthorized(scope, async () => {
     const { statement } = isWrite

@@ -1,4 +1,4 @@
-/** POST, PATCH and DELETE on a resource: parse, plan and compile, one statement, respond. */
+/** POST, PUT, PATCH and DELETE on a resource: parse, plan and compile, one statement, respond. */
 
 import type { KeyState } from '../compile/idempotency.ts';
 import type { Scope } from '../compile/scope.ts';
@@ -9,13 +9,13 @@ import { parseJsonBody } from '../parse/body.ts';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../parse/idempotency.ts';
 import { parseRequest, type RawRequest } from '../parse/index.ts';
 import type { WritePlan } from '../plan/types.ts';
-import { planDelete, planInsert, planUpdate } from '../plan/write.ts';
+import { planDelete, planInsert, planPut, planUpdate } from '../plan/write.ts';
 import { type EngineResponse, respondWrite } from '../respond.ts';
 import type { StageClock } from '../timings.ts';
 import type { Context } from './context.ts';
 import { type Idempotency, replayed } from './idempotency.ts';
 
-export type WriteRequest = RawRequest & { readonly method: 'POST' | 'PATCH' | 'DELETE' };
+export type WriteRequest = RawRequest & { readonly method: 'POST' | 'PUT' | 'PATCH' | 'DELETE' };
 
 interface WriteRow {
   authorized: number;
@@ -46,7 +46,7 @@ export function compileWriteRequest(
   const request = parseRequest(raw);
   const schemas = ctx.schemas(resource);
   const given = idempotency && parseIdempotencyKey(raw.header(IDEMPOTENCY_HEADER));
-  // DELETE takes no body; POST and PATCH take JSON.
+  // DELETE takes no body; POST, PUT and PATCH take JSON.
   const body = raw.method === 'DELETE' ? null : parseJsonBody(raw.body ?? null, raw.header('content-type'));
   clock?.lap('parse');
   const plan =
@@ -54,7 +54,9 @@ export function compileWriteRequest(
       ? planDelete(resource, request, ctx.maxRows)
       : raw.method === 'POST'
         ? planInsert(resource, (r) => ctx.schemas(r), request, body, ctx.maxRows)
-        : planUpdate(resource, schemas, request, body, ctx.maxRows);
+        : raw.method === 'PUT'
+          ? planPut(resource, (r) => ctx.schemas(r), request, body, ctx.maxRows, ctx.allow(resource))
+          : planUpdate(resource, schemas, request, body, ctx.maxRows);
   clock?.lap('plan');
   // A dry run writes nothing, so it has nothing to do once.
   const key =

@@ -45,7 +45,7 @@ const serverTiming = (timings: Timings) =>
   STAGES.map((stage) => `${stage};dur=${timings[stage].toFixed(1)}`).join(', ');
 
 /** The methods whose body is read: writes, and QUERY (a read whose query string is the body). */
-const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PATCH', 'QUERY']);
+const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'QUERY']);
 
 const setRequestId = requestId({ headerName: 'Request-Id' });
 

@@ -417,6 +417,33 @@ function updateOperation(resource: Resource, idempotent: boolean): Json {
   };
 }
 
+function putOperation(resource: Resource, idempotent: boolean): Json {
+  const key = keyed(idempotent);
+  return {
+    put: operation(resource, 'put', `Create or replace ${resource.name}`, {
+      description:
+        `The ${resource.name} whose key the filters give (an eq filter on each of ${resource.key.map((f) => f.name).join(', ')}, ` +
+        "and no other): created with the body, or its fields the body gives set. A key in the body must be the filters'.",
+      parameters: [...filterRefs(resource), ...shared('select', 'Prefer'), ...key.parameters],
+      requestBody: { required: true, content: { [JSON_MEDIA]: { schema: ref('schemas', `${resource.name}.create`) } } },
+      responses: {
+        201: rows(resource, 'Created: the record, with `Prefer: return=representation`.', {
+          ...consistency,
+          ...versioned(resource),
+          ...key.headers,
+        }),
+        200: rows(resource, 'OK: the replaced record, with `Prefer: return=representation`.', {
+          ...consistency,
+          ...key.headers,
+        }),
+        204: noContent(key.headers),
+        ...errors(...WRITE_ERRORS),
+        ...key.failures,
+      },
+    }),
+  };
+}
+
 function deleteOperation(resource: Resource, idempotent: boolean): Json {
   const key = keyed(idempotent);
   return {
@@ -446,6 +473,7 @@ function deleteOperation(resource: Resource, idempotent: boolean): Json {
 const OPERATIONS: Record<Verb, (resource: Resource, idempotent: boolean) => Json> = {
   GET: readOperations,
   POST: createOperation,
+  PUT: putOperation,
   PATCH: updateOperation,
   DELETE: deleteOperation,
 };

@@ -444,10 +444,11 @@ function planRoot(resource: Resource, request: ApiRequest, root: LevelParams, ma
 
 /**
  * What a write returns (`select` on POST, PATCH and DELETE): the written rows as a read shows them,
- * embeds included. The request's filters are the write's, not the representation's.
+ * embeds included, in the request's `order`. The request's filters are the write's, not the
+ * representation's.
  */
 export function planRepresentation(resource: Resource, request: ApiRequest, maxRows: number): ReadLevel {
-  const level = planRoot(resource, request, NO_PARAMS, maxRows);
+  const level = planRoot(resource, request, { ...NO_PARAMS, order: request.query.order }, maxRows);
   if (level.grouped) {
     throw new ApiError('INVALID_AGGREGATE', 'a write returns the rows it wrote: its select cannot aggregate them', {
       hint: 'Select fields and embeds here, and aggregate with a GET.',

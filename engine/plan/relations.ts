@@ -2,6 +2,14 @@
 import { ApiError } from '../errors.ts';
 import type { Relation, Resource } from '../registry/index.ts';
 
+/** PostgREST's name of each way a relation goes. */
+const CARDINALITY: Readonly<Record<string, string>> = {
+  'parent-one': 'many-to-one',
+  'target-many': 'one-to-many',
+  'target-one': 'one-to-one',
+  junction: 'many-to-many',
+};
+
 /** How a relation is listed in hints: `contact (to one, deal_contact_fkey)`. */
 const describe = (r: Relation) => `${r.name} (to ${r.cardinality}, ${r.foreignKey})`;
 
@@ -33,6 +41,10 @@ export function findRelation(resource: Resource, name: string, hint: string | nu
       context: { resource: resource.name, relation: name, ...(hint === null ? {} : { hint }) },
     });
   }
+  // A table that refers to itself: its own name embeds the rows pointing at each row, as in
+  // PostgREST (`mentees:author(name)`); its foreign key's field embeds the row it points at.
+  const children = found.filter((r) => r.target === resource && r.via === 'target');
+  if (found.length > 1 && hint === null && name === resource.name && children.length === 1) return children[0]!;
   if (found.length > 1) {
     // A resource's name picks one out when the relations lead to different resources (two
     // resources over one table share their foreign keys); the foreign key does otherwise.
@@ -41,7 +53,14 @@ export function findRelation(resource: Resource, name: string, hint: string | nu
     );
     throw new ApiError('AMBIGUOUS_RELATION', `"${shown}" could mean ${found.length} relations of ${resource.name}`, {
       hint: `Say which: ${forms.join(', ')}.`,
-      details: found.map(describe).join('; '),
+      // PostgREST's candidates (PGRST201), as its clients read them.
+      details: found.map((r) => ({
+        cardinality: CARDINALITY[r.via === 'junction' ? 'junction' : `${r.via}-${r.cardinality}`],
+        embedding: `${resource.name} with ${r.target.name}`,
+        relationship:
+          `${r.foreignKey} using ${resource.table}(${r.parentFields.join(', ')})` +
+          ` and ${r.target.table}(${r.targetFields.join(', ')})`,
+      })),
       context: { resource: resource.name, relation: name, candidates: found.map((r) => r.foreignKey) },
     });
   }

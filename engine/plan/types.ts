@@ -165,6 +165,8 @@ export interface WriteOutput {
 
 export interface InsertPlan extends WriteOutput {
   readonly kind: 'insert';
+  /** PUT: the one record the filters' key names, created or replaced (204 without a representation). */
+  readonly put: boolean;
   readonly resource: Resource;
   /** The body's fields, in order; the union of every item's keys (or `columns=`). */
   readonly fields: readonly Field[];

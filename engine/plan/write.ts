@@ -8,6 +8,7 @@
 import { unreadableValue } from '../custom-fields.ts';
 import type { Row } from '../db/port.ts';
 import { ApiError, invalidBody, type Problem } from '../errors.ts';
+import { KINDS } from '../field-kinds.ts';
 import { strongVersions } from '../parse/preconditions.ts';
 import type { Field, Resource } from '../registry/index.ts';
 import type { ApiRequest } from '../request.ts';
@@ -23,6 +24,7 @@ import type {
   UpdatePlan,
   WriteOutput,
 } from './types.ts';
+import { checkValue } from './values.ts';
 
 /** The fields `columns=` or `on_conflict=` names. */
 const fieldList = (resource: Resource, names: readonly string[]): Field[] => names.map((n) => knownField(resource, n));
@@ -127,6 +129,7 @@ export function planInsert(
       : planned;
   return {
     kind: 'insert',
+    put: false,
     resource,
     ...out,
     applied: [
@@ -185,6 +188,62 @@ function groupByFields(rows: readonly Row[], fields: readonly Field[]): InsertGr
   }
   if (groups.size === 1 && [...groups.values()][0]!.fields.length === fields.length) return null;
   return [...groups.values()].map((g) => ({ fields: g.fields, rows: JSON.stringify(g.rows) }));
+}
+
+/**
+ * PUT, as PostgREST has it: the record whose key the filters give (an `eq` on each key field, and
+ * nothing else) created with the body, or its fields the body gives set, in one upsert. The body's
+ * key, when it gives one, must be the filters'. `allow` is the resource's Allow header.
+ */
+export function planPut(
+  resource: Resource,
+  schemasOf: (resource: Resource) => BodySchemas,
+  request: ApiRequest,
+  body: unknown,
+  maxRows: number,
+  allow: string,
+): InsertPlan {
+  const { where, limit, offset } = request.query;
+  const byKey = new Map<string, string>();
+  for (const c of where) {
+    if (c.kind !== 'filter' || c.negated || c.field.jsonPath.length > 0) break;
+    if (c.operation.kind !== 'compare' || c.operation.op !== 'eq' || c.operation.quantifier !== null) break;
+    byKey.set(c.field.name, c.operation.value);
+  }
+  const keyNames = resource.key.map((f) => f.name);
+  if (byKey.size !== where.length || byKey.size !== keyNames.length || !keyNames.every((k) => byKey.has(k))) {
+    throw new ApiError(
+      'METHOD_NOT_ALLOWED',
+      `PUT names one ${resource.name} by its key: give exactly ${keyNames.map((k) => `${k}=eq.<value>`).join(' and ')}, and no other filter`,
+      { hint: 'Use PATCH to change the records other filters select.', headers: { Allow: allow } },
+    );
+  }
+  if (limit !== null || offset !== null) {
+    throw new ApiError('INVALID_QUERY', 'PUT acts on one record: it takes no limit or offset');
+  }
+  const item = Array.isArray(body) && body.length === 1 ? body[0] : body;
+  if (!isObject(item)) {
+    throw new ApiError('VALIDATION_FAILED', 'PUT takes one JSON object: the record', {
+      context: [{ field: '', message: 'must be an object' }],
+    });
+  }
+  for (const field of resource.key) {
+    checkValue(field.name, field.type, byKey.get(field.name)!);
+    const given = item[field.name];
+    const canonical = (text: string) => KINDS[field.kind].canonical?.(text) ?? text;
+    if (given !== undefined && canonical(String(given)) !== canonical(byKey.get(field.name)!)) {
+      throw invalidBody([{ field: field.name, message: `must be the filter's ${field.name}, or left out` }]);
+    }
+  }
+  const row = { ...item, ...Object.fromEntries(byKey) };
+  const upsert: ApiRequest = {
+    ...request,
+    query: { ...request.query, where: [], columns: null, onConflict: null },
+    preferences: { ...request.preferences, resolution: 'merge-duplicates', missing: null },
+  };
+  const plan = planInsert(resource, schemasOf, upsert, row, maxRows);
+  // What the request asked for, not the upsert it becomes.
+  return { ...plan, put: true, applied: plan.applied.filter((p) => !p.startsWith('resolution=')) };
 }
 
 /** The foreign keys references set, where the items' own fields do not already include them. */

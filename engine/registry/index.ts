@@ -21,7 +21,7 @@ import {
 import { referencesOf, relationsOf } from './relations.ts';
 import { readTable, type TableShape, tableName } from './table.ts';
 
-export const VERBS = ['GET', 'POST', 'PATCH', 'DELETE'] as const;
+export const VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type Verb = (typeof VERBS)[number];
 
 export interface Field {

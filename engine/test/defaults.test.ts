@@ -44,7 +44,13 @@ const book = pgTable('book', {
 
 const registry = (relations?: Record<string, string | false>) =>
   createRegistry([
-    defineResource({ name: 'book', table: book, verbs: ['GET', 'POST', 'PATCH', 'DELETE'], relations }),
+    defineResource({
+      name: 'book',
+      table: book,
+      verbs: ['GET', 'POST', 'PATCH', 'DELETE'],
+      orderable: ['title'],
+      relations,
+    }),
     defineResource({ name: 'genre', table: genre, verbs: ['GET'] }),
   ]);
 
@@ -146,5 +152,22 @@ describe("foreign keys by the database's names", () => {
     const renamed = registry({ book_genre_code_fkey: 'kind' });
     expect(renamed.get('book')!.relations.map((r) => r.name)).toEqual(['kind']);
     expect(() => registry({ book_nope_fkey: 'x' })).toThrow(/book_genre_code_fkey/);
+  });
+});
+
+describe('a write answers as a read would', () => {
+  it('order= orders the rows a write returns', async () => {
+    const items = [{ title: 'Beta' }, { title: 'Alpha' }, { title: 'Gamma' }];
+    for (const [order, titles] of [
+      ['title', ['Alpha', 'Beta', 'Gamma']],
+      ['title.desc', ['Gamma', 'Beta', 'Alpha']],
+    ] as const) {
+      const res = await send(
+        engine,
+        request('book', `select=title&order=${order}`, { body: items, headers: { prefer: 'return=representation' } }),
+      );
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body.map((b: { title: string }) => b.title)).toEqual(titles);
+    }
   });
 });
