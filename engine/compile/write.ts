@@ -87,8 +87,9 @@ function insertRows(plan: InsertPlan, fields: readonly Field[], rows: string, pa
     if (sets.length === 0) sets.push(`${target.at(-1)} = EXCLUDED.${target.at(-1)}`);
     sql += plan.conflict.action === 'nothing' ? ' DO NOTHING' : ` DO UPDATE SET ${sets.join(', ')}`;
   }
-  // xmax is 0 on a row this statement inserted and set on one it updated: 201 against 200.
-  return `${sql} RETURNING t.*, (t.xmax = 0) AS "__inserted"`;
+  // xmax is 0 on a row this statement inserted and set on one it updated: 201 against 200. A view's
+  // rows have no xmax; an insert through it inserts.
+  return `${sql} RETURNING t.*, ${resource.view ? 'true' : '(t.xmax = 0)'} AS "__inserted"`;
 }
 
 /**

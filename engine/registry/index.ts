@@ -19,7 +19,7 @@ import {
   typesRule,
 } from './events.ts';
 import { referencesOf, relationsOf } from './relations.ts';
-import { readTable, type TableShape, tableName } from './table.ts';
+import { readSource, readTable, type Source, type TableShape, tableName, viewKind } from './table.ts';
 
 export const VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type Verb = (typeof VERBS)[number];
@@ -88,7 +88,15 @@ export interface FieldRule {
 
 export interface ResourceDefinition {
   readonly name: string;
-  readonly table: PgTable;
+  /** A drizzle table, or a view (`pgView`, `pgMaterializedView`, `.existing()` ones included). */
+  readonly table: Source;
+  /**
+   * A view's key, which it lacks (its unique fields: `['id']`); in a tenanted registry the tenant
+   * column leads it, as in a table's.
+   */
+  readonly key?: readonly string[];
+  /** A view's references, which it lacks: the resource each field's value is the key of (`{ author_id: 'author' }`). */
+  readonly references?: Readonly<Record<string, string>>;
   readonly description?: string;
   readonly verbs: readonly Verb[];
   /**
@@ -212,6 +220,8 @@ export interface Relation {
 export interface Resource {
   readonly name: string;
   readonly table: string;
+  /** Served from a view or a materialized view, rather than a table. */
+  readonly view: boolean;
   readonly description: string | undefined;
   readonly verbs: ReadonlySet<Verb>;
   readonly fields: readonly Field[];
@@ -300,7 +310,7 @@ interface Context {
   readonly tenant: string | null;
   readonly events: RegistryEvents | null;
   /** Whether the rows of a table have a tenant, and its name: a resource's say, else whether it has the column. */
-  readonly tableInfo: (table: PgTable) => { name: string; tenanted: boolean };
+  readonly tableInfo: (table: Source) => { name: string; tenanted: boolean };
 }
 
 function buildResource(def: ResourceDefinition, shape: TableShape, context: Context): Resource {
@@ -336,7 +346,9 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
   if (shape.primaryKey.length === 0) {
     throw refuse(
       def.name,
-      `table ${shape.name} has no primary key; declare one${tenanted ? `, led by ${tenant}` : ''}`,
+      viewKind(def.table)
+        ? `view ${shape.name} has no key; declare the fields that tell its rows apart: key: ['id']`
+        : `table ${shape.name} has no primary key; declare one${tenanted ? `, led by ${tenant}` : ''}`,
     );
   }
   if (tenanted && shape.primaryKey[0] !== tenant) {
@@ -436,6 +448,7 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
   return {
     name: def.name,
     table: shape.name,
+    view: viewKind(def.table) !== null,
     description: def.description,
     verbs: new Set(def.verbs),
     fields,
@@ -467,15 +480,62 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
 }
 
 /**
+ * The shapes of the resources' tables, with what a view's definition declares (its key and
+ * references) in place of what a table's own constraints give.
+ */
+function viewShapes(
+  definitions: readonly ResourceDefinition[],
+  shapes: readonly TableShape[],
+  tenant: string | null,
+): TableShape[] {
+  const byName = new Map(definitions.map((def, i) => [def.name, { def, shape: shapes[i]! }]));
+  return definitions.map((def, i) => {
+    const shape = shapes[i]!;
+    const kind = viewKind(def.table);
+    if (!kind) {
+      if (def.key || def.references) {
+        throw refuse(def.name, 'key and references are a view\'s: a table declares its primary and foreign keys');
+      }
+      return shape;
+    }
+    if (kind === 'materialized' && def.verbs.some((v) => v !== 'GET')) {
+      throw refuse(def.name, 'a materialized view is read-only: offer GET alone');
+    }
+    const lead = tenant !== null && def.tenant !== false && shape.columns.has(tenant) ? [tenant] : [];
+    const primaryKey = def.key ? [...lead, ...def.key] : [];
+    const foreignKeys = Object.entries(def.references ?? {}).map(([field, name]) => {
+      const target = byName.get(name);
+      if (!shape.columns.has(field)) {
+        throw refuse(def.name, `references names '${field}', which view ${shape.name} lacks`);
+      }
+      const targetKey = target && (viewKind(target.def.table) ? target.def.key ?? [] : target.shape.primaryKey);
+      const own = targetKey?.filter((c) => c !== tenant) ?? [];
+      if (!target || own.length !== 1) {
+        throw refuse(def.name, `references.${field} must name a resource keyed by one field; '${name}' is not one`);
+      }
+      const targetLead = lead.length && target.shape.columns.has(tenant!) ? [tenant!] : [];
+      return {
+        name: `${shape.name}_${field}_fkey`,
+        defaultName: `${shape.name}_${field}_fkey`,
+        columns: [...(targetLead.length ? lead : []), field],
+        table: target.def.table,
+        targetColumns: [...targetLead, own[0]!],
+      };
+    });
+    return { ...shape, primaryKey, uniques: primaryKey.length ? [primaryKey] : [], foreignKeys };
+  });
+}
+
+/**
  * The registry of the given resources, checked against their tables.
  * @example
  * const registry = createRegistry(resources, { tenant: 'organisation_id' }); // schema/registry.ts
  */
 export function createRegistry(definitions: readonly ResourceDefinition[], options: RegistryOptions = {}): Registry {
   const tenant = options.tenant ?? null;
-  const shapes = definitions.map((def) => readTable(def.table));
+  const shapes = viewShapes(definitions, definitions.map((def) => readSource(def.table)), tenant);
   // Resources over one table (a `*_details` view) must agree on its tenancy.
-  const tenancyOf = new Map<PgTable, boolean>();
+  const tenancyOf = new Map<Source, boolean>();
   definitions.forEach((def) => {
     const tenanted = tenant !== null && def.tenant !== false;
     const known = tenancyOf.get(def.table);
@@ -490,7 +550,7 @@ export function createRegistry(definitions: readonly ResourceDefinition[], optio
     tableInfo: (table) => {
       const name = tableName(table);
       const known = tenancyOf.get(table);
-      return { name, tenanted: known ?? (tenant !== null && readTable(table).columns.has(tenant)) };
+      return { name, tenanted: known ?? (tenant !== null && readSource(table).columns.has(tenant)) };
     },
   };
   const resources = definitions.map((def, i) => buildResource(def, shapes[i]!, context));

@@ -3,8 +3,19 @@
  * its primary key, the column sets it keeps unique or indexes, and its foreign keys. Constraints
  * declared on a column (`.primaryKey()`, `.unique()`, `.references()`) count as the table's own.
  */
-import { type Column, SQL } from 'drizzle-orm';
-import { getTableConfig, PgDialect, type PgTable } from 'drizzle-orm/pg-core';
+import { type Column, is, SQL } from 'drizzle-orm';
+import {
+  getMaterializedViewConfig,
+  getTableConfig,
+  getViewConfig,
+  isPgMaterializedView,
+  isPgView,
+  PgColumn,
+  PgDialect,
+  type PgMaterializedView,
+  type PgTable,
+  type PgView,
+} from 'drizzle-orm/pg-core';
 import type { EnumType } from '../field-kinds.ts';
 
 export interface ColumnShape {
@@ -27,6 +38,13 @@ export interface ColumnShape {
   readonly computed: boolean;
 }
 
+/** What a resource serves: a table, a view or a materialized view. */
+export type Source = PgTable | PgView | PgMaterializedView;
+
+/** A view or a materialized view: no keys or foreign keys of its own (the definition declares them). */
+export const viewKind = (source: Source): 'view' | 'materialized' | null =>
+  isPgView(source) ? 'view' : isPgMaterializedView(source) ? 'materialized' : null;
+
 export interface ForeignKeyShape {
   readonly name: string;
   /**
@@ -35,7 +53,7 @@ export interface ForeignKeyShape {
    */
   readonly defaultName: string;
   readonly columns: readonly string[];
-  readonly table: PgTable;
+  readonly table: Source;
   readonly targetColumns: readonly string[];
 }
 
@@ -86,6 +104,33 @@ function columnShape(table: string, column: Column): ColumnShape {
     alwaysGenerated: identity?.type === 'always',
     computed: column.generated?.type === 'always',
   };
+}
+
+/** A view's columns, each as its view names it; the rest (keys, references) its definition declares. */
+function readView(view: PgView | PgMaterializedView): TableShape {
+  const config = isPgView(view) ? getViewConfig(view) : getMaterializedViewConfig(view as PgMaterializedView);
+  const columns = Object.entries(config.selectedFields).map(([name, field]) => {
+    if (!is(field, PgColumn)) {
+      throw new Error(
+        `registry: view ${config.name}: its field ${name} is an expression; declare the view's columns` +
+          ' (pgView(name, { ...columns }).existing()) so that their types are known',
+      );
+    }
+    return { ...columnShape(config.name, field as Column), name, defaultValue: undefined, defaultSql: undefined };
+  });
+  return {
+    name: config.name,
+    columns: new Map(columns.map((c) => [c.name, c])),
+    primaryKey: [],
+    uniques: [],
+    indexes: [],
+    foreignKeys: [],
+  };
+}
+
+/** The shape of what a resource serves: a table's own, or a view's columns. */
+export function readSource(source: Source): TableShape {
+  return viewKind(source) ? readView(source as PgView | PgMaterializedView) : readTable(source as PgTable);
 }
 
 export function readTable(table: PgTable): TableShape {
@@ -157,5 +202,10 @@ export function defaultConstraintName(table: string, columns: readonly string[],
   return `${clip(table, first)}_${clip(joined, second)}_${label}`;
 }
 
-/** The table's name, without reading the rest. */
-export const tableName = (table: PgTable): string => getTableConfig(table).name;
+/** The table's (or view's) name, without reading the rest. */
+export const tableName = (source: Source): string =>
+  isPgView(source)
+    ? getViewConfig(source).name
+    : isPgMaterializedView(source)
+      ? getMaterializedViewConfig(source).name
+      : getTableConfig(source as PgTable).name;
