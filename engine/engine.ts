@@ -10,6 +10,7 @@ import { INSTALL_LOCK, installStatements } from './compile/install.ts';
 import type { Scope } from './compile/scope.ts';
 import type { Database, Queryable } from './db/port.ts';
 import type { ApiError } from './errors.ts';
+import { call } from './handle/call.ts';
 import { Context, type EngineObserver } from './handle/context.ts';
 import { type Outbox, outbox } from './handle/events.ts';
 import { explain } from './handle/explain.ts';
@@ -97,6 +98,12 @@ export interface Engine {
    * every failure a caller can cause.
    */
   handle(request: RawRequest, scope?: Scope, options?: HandleOptions): Promise<EngineResponse>;
+  /**
+   * Calls the registry's function `name` (`/rpc/<name>`): GET and HEAD (a function that changes
+   * nothing) with its arguments in the query string, POST with them in a JSON object body; the
+   * rest of the query string filters the rows it returns. Throws ApiError as `handle` does.
+   */
+  call(name: string, request: RawRequest, scope?: Scope, options?: HandleOptions): Promise<EngineResponse>;
   /**
    * A keyset page of a collection (`contacts`): `{"data": [...], "next_cursor": ...}` as JSON text.
    * Throws ApiError as `handle` does; 404 for a collection without keyset pages.
@@ -230,6 +237,9 @@ export function createEngine(options: EngineOptions): Engine {
       }
       return read(ctx, raw, scope, clock);
     },
+
+    call: (name, request, scope, handleOptions) =>
+      call(ctx, name, request, ctx.resolve(scope), handleOptions?.timings ? new StageClock() : undefined),
 
     page: (collection, request, scope) => page(ctx, collection, request, ctx.resolve(scope)),
     authorize: (scope) => ctx.authorize(ctx.resolve(scope)),

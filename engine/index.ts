@@ -44,6 +44,13 @@ export type { RawRequest } from './parse/index.ts';
 export type { BatchResult, ItemError, ItemResult } from './plan/import.ts';
 export type { EventsDefinition } from './registry/events.ts';
 export {
+  type ArgumentDefinition,
+  defineFunction,
+  type FunctionDefinition,
+  type FunctionResult,
+  type RegistryFunction,
+} from './registry/functions.ts';
+export {
   type CustomFieldsDefinition,
   createRegistry,
   defineResource,

@@ -130,6 +130,8 @@ export interface Preferences {
   readonly missing: 'default' | 'null' | null;
   readonly handling: 'strict' | 'lenient' | null;
   readonly tx: 'commit' | 'rollback' | null;
+  /** `single-object`: a function call's whole body is its one json argument. */
+  readonly params: 'single-object' | null;
   readonly maxAffected: number | null;
 }
 

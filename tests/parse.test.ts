@@ -97,6 +97,7 @@ const NO_PREFS: Preferences = {
   return: null,
   resolution: null,
   missing: null,
+  params: null,
   handling: null,
   tx: null,
   maxAffected: null,

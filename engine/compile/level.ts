@@ -65,7 +65,14 @@ export class ReadCompiler {
     readonly params: Params,
     /** The caller's tenant as SQL: the scope CTE, or a parameter for a count estimate. */
     readonly scoped: string,
+    /** Where the root level's rows come from when not its table (a function's call). */
+    readonly root?: { readonly level: ReadLevel; readonly from: string },
   ) {}
+
+  /** What a level's rows are read from: its table, or the root's source. */
+  #source(level: ReadLevel, alias: string): string {
+    return `${level === this.root?.level ? this.root.from : ident(level.resource.table)} ${alias}`;
+  }
 
   /** A table alias not used elsewhere in the statement. */
   #fresh(prefix: string): string {
@@ -192,7 +199,7 @@ export class ReadCompiler {
    */
   level(level: ReadLevel, table: string, link: Link | null, options: LevelOptions = {}): CompiledLevel {
     const { paged = true, csv = false, text = false, written } = options;
-    const from = written?.source ?? `${ident(level.resource.table)} ${table}`;
+    const from = written?.source ?? this.#source(level, table);
     const where = written ? '' : this.where(level, table, link);
     const lateral = new Map<PlannedEmbed, string>();
     let laterals = '';
@@ -231,13 +238,13 @@ export class ReadCompiler {
 
   /** The version (compile/version.ts) of the first row of the root level's page: a singular read's ETag. */
   version(level: ReadLevel): string {
-    const rows = `SELECT ${version('t')} AS v FROM ${ident(level.resource.table)} t${this.where(level, 't')}`;
+    const rows = `SELECT ${version('t')} AS v FROM ${this.#source(level, 't')}${this.where(level, 't')}`;
     return `(SELECT min(v) FROM (${rows}${this.#page(level, 't')}) v)`;
   }
 
   /** How many rows (or groups) a level's filters let through, up to `upTo` when given. */
   count(level: ReadLevel, upTo: string | null = null): string {
-    const from = `${ident(level.resource.table)} t`;
+    const from = this.#source(level, 't');
     if (!level.grouped && upTo === null) return `(SELECT count(*) FROM ${from}${this.where(level, 't')})`;
     const rows = level.grouped
       ? this.level(level, 't', null, { paged: false }).sql

@@ -24,15 +24,28 @@ import { jsonBody } from './projection.ts';
 import { type Scope, type Scoping, scopeCte } from './scope.ts';
 import { type CompiledStatement, ident, Params } from './sql.ts';
 
+export interface ReadOptions {
+  readonly nodeJson?: boolean;
+  /**
+   * Where the resource's rows come from instead of its table (a function's call): SQL over the
+   * statement's parameters and the caller's tenant, run after the scope's parameters are added.
+   */
+  readonly from?: (params: Params, scoped: string) => string;
+}
+
 export function compileRead(
   plan: ReadPlan,
   scope: Scope | undefined,
   scoping: Scoping,
-  options: { readonly nodeJson?: boolean } = {},
+  options: ReadOptions = {},
 ): CompiledStatement {
   const params = new Params();
   const { cte, scoped, column } = scopeCte(scope, params, scoping);
-  const compiler = new ReadCompiler(params, scoped);
+  const compiler = new ReadCompiler(
+    params,
+    scoped,
+    options.from && { level: plan, from: options.from(params, scoped) },
+  );
   const shape = options.nodeJson ? rowShape(plan) : null;
   const rows = compiler.level(plan, 't', null, { csv: plan.format === 'csv', text: shape !== null });
 

@@ -111,7 +111,8 @@ export function engageApp(options: EngageAppOptions): Hono {
 
   app.get('/', (c) => openapi(c, c.req.path));
 
-  app.all('/:resource', async (c) => {
+  /** A request of a resource (`handle`) or of a function (`call`), answered as the engine answers it. */
+  const serve = (c: Context, target: string, run: typeof engine.handle) => async () => {
     let scope: Scope | undefined;
     try {
       scope = await scopeOf(c);
@@ -120,10 +121,10 @@ export function engageApp(options: EngageAppOptions): Hono {
       const url = c.req.url;
       const q = url.indexOf('?');
       const body = BODY_METHODS.has(c.req.method) ? await readText(c, limit) : null;
-      const response = await engine.handle(
+      const response = await run(
         {
           method: c.req.method,
-          resource: c.req.param('resource'),
+          resource: target,
           query: q < 0 ? '' : url.slice(q + 1),
           header: (name) => c.req.header(name),
           body,
@@ -140,7 +141,14 @@ export function engageApp(options: EngageAppOptions): Hono {
     } catch (error) {
       return fail(c, await engine.tokenFirst(scope, error));
     }
-  });
+  };
+
+  app.all('/rpc/:function', (c) =>
+    serve(c, c.req.param('function'), (raw, scope, timing) => engine.call(raw.resource, raw, scope, timing))(),
+  );
+  app.all('/:resource', (c) =>
+    serve(c, c.req.param('resource'), (raw, scope, timing) => engine.handle(raw, scope, timing))(),
+  );
 
   // The mount path with its trailing slash is the document too; anything else is not served.
   app.all('*', async (c) => {

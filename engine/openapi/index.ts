@@ -21,6 +21,7 @@ import {
   requestId,
   SHARED_PARAMETERS,
 } from './components.ts';
+import { functionPathItem } from './functions.ts';
 import { bodySchema, bodySchemaEntries, pathItem, ROOT_PATH, resourceParameters, resourceSchema } from './resources.ts';
 
 export interface OpenApiOptions {
@@ -82,6 +83,9 @@ export function buildOpenApi(registry: Registry, options: OpenApiOptions = {}): 
       '/': withShared(ROOT_PATH, headers, shared),
       ...Object.fromEntries(
         resources.map((r) => [`/${r.name}`, withShared(pathItem(r, options.idempotency ?? true), headers, shared)]),
+      ),
+      ...Object.fromEntries(
+        registry.functions.map((fn) => [`/rpc/${fn.name}`, withShared(functionPathItem(fn), headers, shared)]),
       ),
     },
     components: {

@@ -14,6 +14,7 @@ const PREFERENCE_VALUES = {
   missing: ['default', 'null'],
   handling: ['strict', 'lenient'],
   tx: ['commit', 'rollback'],
+  params: ['single-object'],
 } as const;
 
 /**
@@ -28,6 +29,7 @@ export function parsePreferences(header: string | null | undefined): Preferences
     missing: null,
     handling: null,
     tx: null,
+    params: null,
     maxAffected: null,
   };
   const invalid: string[] = [];

@@ -4,6 +4,7 @@
  * Decoding follows HTML forms (`+` is a space), as postgrest-js encodes with URLSearchParams.
  */
 import { ApiError } from '../errors.ts';
+import { OPERATORS } from '../operators.ts';
 import type { Condition, OrderTerm, QueryParams } from '../request.ts';
 import { parseFieldRef, parseName } from './field.ts';
 import { parseFilterValue, parseLogicTree } from './filter.ts';
@@ -32,6 +33,27 @@ function splitQuery(raw: string): Array<[string, string]> {
     pairs.push([decode(part.slice(0, eq)), decode(part.slice(eq + 1))]);
   }
   return pairs;
+}
+
+/** A value written as an operator expression (`eq.5`, `not.in.(1,2)`, `fts(english).x`): a filter's. */
+const OPERATION = new RegExp(`^(?:not\\.)?(?:${Object.keys(OPERATORS).join('|')})(?:\\([^)]*\\))?\\.`);
+
+/**
+ * A function call's query string (`/rpc/<name>?min_rating=4&genre=eq.sf`), split as PostgREST
+ * splits it: a parameter named as an argument whose value is not an operator expression is that
+ * argument (the last one given, when repeated); the rest, still encoded, filters the result.
+ */
+export function splitArguments(raw: string, names: ReadonlySet<string>): { args: Map<string, string>; rest: string } {
+  const args = new Map<string, string>();
+  const rest: string[] = [];
+  for (const part of partsOf(raw)) {
+    const eq = part.indexOf('=');
+    const name = eq < 0 ? '' : decode(part.slice(0, eq));
+    const value = eq < 0 ? '' : decode(part.slice(eq + 1));
+    if (names.has(name) && !OPERATION.test(value)) args.set(name, value);
+    else if (part !== '') rest.push(part);
+  }
+  return { args, rest: rest.join('&') };
 }
 
 /** Parameters that are not filters: these by name, and these last words (`deal.order`, `not.or`). */

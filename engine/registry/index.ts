@@ -18,6 +18,7 @@ import {
   resourceEvents,
   typesRule,
 } from './events.ts';
+import { type FunctionDefinition, functionsOf, type RegistryFunction } from './functions.ts';
 import { referencesOf, relationsOf } from './relations.ts';
 import { readSource, readTable, type Source, type TableShape, tableName, viewKind } from './table.ts';
 
@@ -154,6 +155,8 @@ export interface RegistryOptions {
   readonly tenant?: string;
   /** The table of subscriptions to the events of writes (registry/events.ts); no events when absent. */
   readonly events?: EventsDefinition;
+  /** Database functions served at `<mount>/rpc/<name>` (registry/functions.ts). */
+  readonly functions?: readonly FunctionDefinition[];
 }
 
 /** The registry's tenancy: its column, that column's kind, and what messages call a tenant. */
@@ -258,6 +261,9 @@ export interface Registry {
   collection(name: string): Resource | undefined;
   /** The events of writes, when the registry declares them. */
   readonly events: RegistryEvents | null;
+  /** The functions served at `/rpc/<name>`, in the order declared. */
+  readonly functions: readonly RegistryFunction[];
+  function(name: string): RegistryFunction | undefined;
 }
 
 /**
@@ -494,7 +500,7 @@ function viewShapes(
     const kind = viewKind(def.table);
     if (!kind) {
       if (def.key || def.references) {
-        throw refuse(def.name, 'key and references are a view\'s: a table declares its primary and foreign keys');
+        throw refuse(def.name, "key and references are a view's: a table declares its primary and foreign keys");
       }
       return shape;
     }
@@ -508,7 +514,7 @@ function viewShapes(
       if (!shape.columns.has(field)) {
         throw refuse(def.name, `references names '${field}', which view ${shape.name} lacks`);
       }
-      const targetKey = target && (viewKind(target.def.table) ? target.def.key ?? [] : target.shape.primaryKey);
+      const targetKey = target && (viewKind(target.def.table) ? (target.def.key ?? []) : target.shape.primaryKey);
       const own = targetKey?.filter((c) => c !== tenant) ?? [];
       if (!target || own.length !== 1) {
         throw refuse(def.name, `references.${field} must name a resource keyed by one field; '${name}' is not one`);
@@ -533,7 +539,11 @@ function viewShapes(
  */
 export function createRegistry(definitions: readonly ResourceDefinition[], options: RegistryOptions = {}): Registry {
   const tenant = options.tenant ?? null;
-  const shapes = viewShapes(definitions, definitions.map((def) => readSource(def.table)), tenant);
+  const shapes = viewShapes(
+    definitions,
+    definitions.map((def) => readSource(def.table)),
+    tenant,
+  );
   // Resources over one table (a `*_details` view) must agree on its tenancy.
   const tenancyOf = new Map<Source, boolean>();
   definitions.forEach((def) => {
@@ -583,11 +593,14 @@ export function createRegistry(definitions: readonly ResourceDefinition[], optio
     }
     byCollection.set(resource.collection, resource);
   }
+  const functions = functionsOf(options.functions ?? [], byName, tenant !== null);
   return {
     resources,
     tenant: tenancy,
     get: (name) => byName.get(name),
     collection: (name) => byCollection.get(name),
     events: context.events,
+    functions: [...functions.values()],
+    function: (name) => functions.get(name),
   };
 }
