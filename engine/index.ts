@@ -43,6 +43,7 @@ export { IDEMPOTENCY_HEADER } from './parse/idempotency.ts';
 export type { RawRequest } from './parse/index.ts';
 export type { BatchResult, ItemError, ItemResult } from './plan/import.ts';
 export type { EventsDefinition } from './registry/events.ts';
+export { type FromSchemaOptions, resourcesFrom } from './registry/from-schema.ts';
 export {
   type ArgumentDefinition,
   defineFunction,

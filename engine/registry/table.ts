@@ -116,7 +116,16 @@ function readView(view: PgView | PgMaterializedView): TableShape {
           ' (pgView(name, { ...columns }).existing()) so that their types are known',
       );
     }
-    return { ...columnShape(config.name, field as Column), name, defaultValue: undefined, defaultSql: undefined };
+    // A view declared with its columns keys them by property (authorId: integer('author_id')); one
+    // built by a query names each by its key (writer: author.fullName).
+    const column = field as Column;
+    const property = name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`) === column.name;
+    return {
+      ...columnShape(config.name, column),
+      name: property ? column.name : name,
+      defaultValue: undefined,
+      defaultSql: undefined,
+    };
   });
   return {
     name: config.name,
