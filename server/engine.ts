@@ -49,10 +49,13 @@ export async function createOrganisationToken(
   return { ...(await engine.tokens!.create(organisationId, options)), organisationCreated: created.length > 0 };
 }
 
+/** An organisation's creation as ISO 8601 text, as JSON renders it. */
+const CREATED_AT = `to_json(created_at) #>> '{}' AS created_at`;
+
 /** A new organisation named `name`. */
 async function createOrganisation(db: Queryable, name: string): Promise<Omit<OrganisationInfo, 'active_tokens'>> {
   const [created] = await db.query<Omit<OrganisationInfo, 'active_tokens'> & Record<string, unknown>>(
-    'INSERT INTO organisation (name) VALUES ($1::text) RETURNING id::text AS id, name, created_at::text AS created_at',
+    `INSERT INTO organisation (name) VALUES ($1::text) RETURNING id::text AS id, name, ${CREATED_AT}`,
     [name],
   );
   return created!;
@@ -71,7 +74,7 @@ export interface OrganisationInfo {
 async function listOrganisations(db: Queryable, engine: Engine): Promise<OrganisationInfo[]> {
   const [organisations, tokens] = await Promise.all([
     db.query<Omit<OrganisationInfo, 'active_tokens'> & Record<string, unknown>>(
-      'SELECT id::text AS id, name, created_at::text AS created_at FROM organisation ORDER BY created_at, id',
+      `SELECT id::text AS id, name, ${CREATED_AT} FROM organisation ORDER BY created_at, id`,
     ),
     engine.tokens!.list(),
   ]);

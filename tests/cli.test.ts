@@ -151,7 +151,7 @@ describe('the token CLI on a database no server holds', () => {
 
     const listed = await run(['list', '--organisation', organisation], env, 'token');
     expect(listed.code).toBe(0);
-    expect(listed.stdout).toContain(`${id}\tci\tcreated `);
+    expect(listed.stdout).toMatch(new RegExp(`^${id}\\tci\\tcreated \\d{4}-\\d\\d-\\d\\dT[\\d:.]+\\+00:00\\t`, 'm'));
     expect(listed.stdout).not.toContain('engage_');
 
     const revoked = await run(['token', 'revoke', id], env);
@@ -172,7 +172,9 @@ describe('the token CLI on a database no server holds', () => {
     expect(organisations.code, organisations.stderr).toBe(0);
     const lines = organisations.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe(ORGANISATIONS_HEADER);
-    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${first}\\t\\t\\d{4}-\\S+ [\\d:.+]+\\t1$`)));
+    expect(lines).toContainEqual(
+      expect.stringMatching(new RegExp(`^${first}\\t\\t\\d{4}-\\d\\d-\\d\\dT[\\d:.]+\\+00:00\\t1$`)),
+    );
     expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^${second}\\t\\t.+\\t1$`)));
 
     const tokens = await run(['token', 'list'], env);

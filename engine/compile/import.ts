@@ -7,6 +7,7 @@
 import type { CustomField } from '../custom-fields.ts';
 import type { Row } from '../db/port.ts';
 import type { ColumnType } from '../field-kinds.ts';
+import { byGivenFields } from '../plan/body.ts';
 import { arrayLiteral } from '../plan/values.ts';
 import type { CustomFields, Field, Resource, Tenancy } from '../registry/index.ts';
 import { upsertCustomValues } from './custom-fields.ts';
@@ -85,15 +86,8 @@ export function insertRows(resource: Resource, rows: readonly Row[], scope: Impo
   const tenant = resource.tenant && scope.tenant !== null && scope.tenancy ? resource.tenant : null;
   const owner = tenant ? params.add(scope.tenant!, tenant.type.sql) : null;
   const conflict = [...(tenant ? [ident(tenant.name)] : []), ident(resource.imports!.key.name)].join(', ');
-  const groups = new Map<string, { fields: Field[]; rows: Row[] }>();
-  for (const row of rows) {
-    const fields = resource.fields.filter((f) => f === key || f.name in row);
-    const names = fields.map((f) => f.name).join(',');
-    const group = groups.get(names) ?? { fields, rows: [] };
-    group.rows.push(row);
-    groups.set(names, group);
-  }
-  const inserts = [...groups.values()].map(({ fields, rows: given }, i) => {
+  const groups = byGivenFields(rows, resource.fields, key);
+  const inserts = groups.map(({ fields, rows: given }, i) => {
     const columns = [...(tenant ? [ident(tenant.name)] : []), ...fields.map((f) => ident(f.name))];
     const values = [...(owner ? [owner] : []), ...fields.map((f) => `b.${ident(f.name)}`)];
     return (
@@ -102,7 +96,7 @@ export function insertRows(resource: Resource, rows: readonly Row[], scope: Impo
       ` ON CONFLICT (${conflict}) DO NOTHING RETURNING t.*, true AS "__inserted")`
     );
   });
-  const written = [...groups.keys()].map((_, i) => `SELECT * FROM inserted_${i}`).join(' UNION ALL ');
+  const written = groups.map((_, i) => `SELECT * FROM inserted_${i}`).join(' UNION ALL ');
   return statement(
     `WITH ${inserts.join(', ')}, written AS (${written})` +
       eventsCte(resource, 'insert', params, owner) +

@@ -24,11 +24,16 @@ export function listTokens(table: string, tenancy: Tenancy, tenant: string | nul
   const column = ident(tenancy.column);
   const where = tenant === null ? '' : ` WHERE ${column} = ${p.add(tenant, tenancy.type.sql)}`;
   const text =
-    `SELECT "id"::text AS id, ${column}::text AS tenant, "name", "created_at"::text AS created_at,` +
-    ` "expires_at"::text AS expires_at, "revoked_at"::text AS revoked_at, ${TOKEN_ACTIVE} AS active` +
+    `SELECT "id"::text AS id, ${column}::text AS tenant, "name", ${iso('created_at')}, ${iso('expires_at')},` +
+    ` ${iso('revoked_at')}, ${TOKEN_ACTIVE} AS active` +
     ` FROM ${ident(table)}${where}` +
     ' ORDER BY "created_at", "id"';
   return { text, params: p.values };
+}
+
+/** A timestamp column as ISO 8601 text, as JSON renders it (`2026-11-27T15:25:41.469+00:00`). */
+function iso(column: string): string {
+  return `to_json(${ident(column)}) #>> '{}' AS ${ident(column)}`;
 }
 
 /** Revokes a token by id, unless it is revoked already; returns its id when it was revoked now. */

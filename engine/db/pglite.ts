@@ -36,9 +36,9 @@ async function initialiseApart(dataDir: string): Promise<void> {
   if (code !== 0) throw new Error(`creating the PGlite data directory ${dataDir} failed (exit code ${code})`);
 }
 
-/** `dataDir` undefined: in memory. */
+/** `dataDir` left out or undefined: in memory. */
 export async function openPglite(
-  dataDir: string | undefined,
+  dataDir?: string,
   options: DatabaseOptions = {},
 ): Promise<Database & { readonly pg: PGlite }> {
   if (dataDir !== undefined && !existsSync(join(dataDir, 'PG_VERSION'))) await initialiseApart(dataDir);

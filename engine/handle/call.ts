@@ -12,15 +12,7 @@ import type { RegistryFunction } from '../registry/functions.ts';
 import { type EngineResponse, respondRead } from '../respond.ts';
 import type { StageClock } from '../timings.ts';
 import type { Context } from './context.ts';
-
-interface CallRow {
-  authorized: number;
-  tenant: string | null;
-  page_total: number;
-  total: string | null;
-  body: string | null;
-  version: string | null;
-}
+import type { ReadRow } from './read.ts';
 
 /** The methods a function answers: GET and HEAD only when it changes nothing. */
 export const callMethods = (fn: RegistryFunction): string[] =>
@@ -73,8 +65,8 @@ export async function call(
     // A call that changes nothing may run on a replica, as a read does.
     const on = fn.readOnly ? ctx.readOn(raw.header(CONSISTENCY_HEADER)) : ctx.db;
     const run = plan.rollback
-      ? ctx.dryRun<CallRow>(statement.text, statement.params, scope, 'write')
-      : ctx.execute<CallRow>(statement.text, statement.params, scope, fn.readOnly ? 'read' : 'write', on);
+      ? ctx.dryRun<ReadRow>(statement.text, statement.params, scope, 'write')
+      : ctx.execute<ReadRow>(statement.text, statement.params, scope, fn.readOnly ? 'read' : 'write', on);
     const [row] = await run.catch((error: unknown) =>
       Promise.reject(namedField(error, plan.read?.resource.fields ?? [], raw.body ?? null)),
     );

@@ -13,7 +13,8 @@ import { type RowShape, rowsBody } from '../row-json.ts';
 import type { StageClock } from '../timings.ts';
 import type { Context } from './context.ts';
 
-interface ReadRow {
+/** The one row a read (or a call) answers. */
+export interface ReadRow {
   authorized: number;
   /** The tenant the scope resolved to: the one an estimate is asked for. */
   tenant: string | null;

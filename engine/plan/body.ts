@@ -161,3 +161,23 @@ export function checkItems(
   if (error) throw error;
   return { rows, claimedTenants: [...claimed] };
 }
+
+/**
+ * Rows grouped by the fields each gives (and `always`, given or not), in the order the fields are
+ * declared: an INSERT per group leaves every other column to its default.
+ */
+export function byGivenFields(
+  rows: readonly Row[],
+  fields: readonly Field[],
+  always?: Field,
+): { fields: Field[]; rows: Row[] }[] {
+  const groups = new Map<string, { fields: Field[]; rows: Row[] }>();
+  for (const row of rows) {
+    const given = fields.filter((f) => f === always || f.name in row);
+    const key = given.map((f) => f.name).join('\u0000');
+    const group = groups.get(key) ?? { fields: given, rows: [] };
+    group.rows.push(row);
+    groups.set(key, group);
+  }
+  return [...groups.values()];
+}

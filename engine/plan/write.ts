@@ -12,7 +12,7 @@ import { KINDS } from '../field-kinds.ts';
 import { strongVersions } from '../parse/preconditions.ts';
 import type { Field, Resource } from '../registry/index.ts';
 import type { ApiRequest } from '../request.ts';
-import { type BodySchemas, checkItems, isObject } from './body.ts';
+import { type BodySchemas, byGivenFields, checkItems, isObject } from './body.ts';
 import { checkNested, type Nested, namingProblem, takeNested } from './nested.ts';
 import { knownField, planCondition, planRepresentation, wholeField } from './read.ts';
 import type {
@@ -178,16 +178,9 @@ function sameFields(
 
 /** The rows by the fields each gives, when they do not all give every field; null when they do. */
 function groupByFields(rows: readonly Row[], fields: readonly Field[]): InsertGroup[] | null {
-  const groups = new Map<string, { fields: Field[]; rows: Row[] }>();
-  for (const row of rows) {
-    const given = fields.filter((f) => f.name in row);
-    const key = given.map((f) => f.name).join('\u0000');
-    const group = groups.get(key) ?? { fields: given, rows: [] };
-    group.rows.push(row);
-    groups.set(key, group);
-  }
-  if (groups.size === 1 && [...groups.values()][0]!.fields.length === fields.length) return null;
-  return [...groups.values()].map((g) => ({ fields: g.fields, rows: JSON.stringify(g.rows) }));
+  const groups = byGivenFields(rows, fields);
+  if (groups.length === 1 && groups[0]!.fields.length === fields.length) return null;
+  return groups.map((g) => ({ fields: g.fields, rows: JSON.stringify(g.rows) }));
 }
 
 /**

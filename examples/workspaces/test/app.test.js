@@ -43,7 +43,7 @@ describe('writes', () => {
   it('creates tasks keyed by (project_id, number), patches one (no updated_at), deletes one', async () => {
     const project = (await post(a, '/api/project', { name: 'Tasks' })).json[0];
     const created = await post(a, '/api/task', [
-      { project_id: project.id, number: 1, title: 'Design' },
+      { project_id: project.id, number: 1, title: 'Design', estimate_hours: null },
       { project_id: project.id, number: 2, title: 'Build', estimate_hours: 8 },
     ]);
     assert.equal(created.status, 201, created.text);
