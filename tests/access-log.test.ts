@@ -3,9 +3,10 @@
  * duration, rows, organisation and bytes; 5xx errors logged with their cause; never a token, an
  * Authorization header or a body, whatever the request.
  */
+
 import { Writable } from 'node:stream';
+import type { Database } from '@engage/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../engine/index.ts';
 import { createApp } from '../server/app.ts';
 import { buildApi } from '../server/build.ts';
 import { engageEngine } from '../server/engine.ts';

@@ -25,6 +25,16 @@
  *    $2`). A text check would have to parse nested SQL. The plan formats of PostgreSQL 15/16
  *    (`$0`) and 17 (`(InitPlan 1).col1`, PGlite) are both read.
  */
+import {
+  type ApiError,
+  type Database,
+  type Engine,
+  type Queryable,
+  type Resource,
+  type Scope,
+  type SqlParam,
+  tokenScope,
+} from '@engage/engine';
 import { is } from 'drizzle-orm';
 import {
   foreignKey,
@@ -39,8 +49,6 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database, Queryable, SqlParam } from '../engine/db/port.ts';
-import { type ApiError, type Engine, type Resource, type Scope, tokenScope } from '../engine/index.ts';
 import * as schema from '../schema/tables.ts';
 import { engageEngine } from '../server/engine.ts';
 import { createOrganisation, insertRows, type Organisation } from './helpers/app.ts';

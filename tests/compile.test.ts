@@ -1,8 +1,8 @@
 /** The compile stage: one parameterized statement per read, tenant-scoped, with no value in its text. */
+import type { Scope } from '@engage/engine';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileRead } from '../engine/compile/read.ts';
-import type { Scope } from '../engine/compile/scope.ts';
 import { parseRequest } from '../engine/parse/index.ts';
 import { planRead } from '../engine/plan/read.ts';
 import { registry } from '../schema/registry.ts';

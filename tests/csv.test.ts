@@ -4,6 +4,7 @@
  * parentheses, RFC 4180 quoting, NULL as nothing, "\n" between lines and none at the end), and
  * the quoting is also checked by reading the bodies back with csv-parse, an RFC 4180 reader.
  */
+import { defineResource } from '@engage/engine';
 import { parse } from 'csv-parse/sync';
 import {
   boolean,
@@ -18,7 +19,6 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineResource } from '../engine/registry/index.ts';
 import { resources } from '../schema/registry.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 

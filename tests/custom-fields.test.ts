@@ -3,10 +3,11 @@
  * `customValueProblem` (bodies, imports) and by the check a PATCH on `*_details` runs inside its
  * statement (compile/custom-fields.ts), for every type and a spread of awkward values.
  */
+import type { CustomFieldType } from '@engage/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customValueFits } from '../engine/compile/custom-fields.ts';
 import { Params } from '../engine/compile/sql.ts';
-import { CUSTOM_FIELD_TYPES, type CustomFieldType, customValueProblem } from '../engine/custom-fields.ts';
+import { CUSTOM_FIELD_TYPES, customValueProblem } from '../engine/custom-fields.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';
 
 const VALUES: unknown[] = [

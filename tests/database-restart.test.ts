@@ -8,11 +8,12 @@
  * The database is a private cluster this file starts (tests/helpers/cluster.ts), never the shared
  * one, so the test runs the same whatever DATABASE_URL says.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { connectPostgres } from '@engage/engine/postgres';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { connectPostgres } from '../engine/db/postgres.ts';
 import { createOrganisationToken, engageEngine } from '../server/engine.ts';
 import { type Cluster, startCluster } from './helpers/cluster.ts';
 import { freePort } from './helpers/ports.ts';

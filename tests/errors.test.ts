@@ -6,11 +6,12 @@
  * WWW-Authenticate, Retry-After, Content-Range). Database failures are produced with a closed
  * database and with fake databases that reject the way the drivers do.
  */
+
 import type { AddressInfo } from 'node:net';
+import type { Database } from '@engage/engine';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapDatabaseError } from '../engine/db/errors.ts';
-import type { Database } from '../engine/index.ts';
 import { registry } from '../schema/registry.ts';
 import { createApp } from '../server/app.ts';
 import { engageEngine } from '../server/engine.ts';

@@ -4,9 +4,9 @@
  * a 500 and never a slow statement; a saturated pool is a 503 the caller may retry; every response
  * tells caches and browsers not to keep or sniff it.
  */
+import type { Database } from '@engage/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PoolBusy } from '../engine/db/admission.ts';
-import type { Database } from '../engine/index.ts';
 import { MAX_PATTERN_LENGTH, TEXT_SEARCH_CONFIGS } from '../engine/operators.ts';
 import { MAX_JSON_DEPTH } from '../engine/parse/body.ts';
 import { createApp } from '../server/app.ts';

@@ -3,10 +3,9 @@
  * rules and no errors, for the real registry and one without the versioned API's collections.
  * The one warning left is info-license: the API declares no licence.
  */
+import { buildOpenApi, createRegistry } from '@engage/engine';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { describe, expect, it } from 'vitest';
-import { buildOpenApi } from '../engine/openapi/index.ts';
-import { createRegistry } from '../engine/registry/index.ts';
 import { registry as appRegistry, registryOptions, resources } from '../schema/registry.ts';
 import { openapiOptions } from '../server/openapi.ts';
 

@@ -1,11 +1,17 @@
+import {
+  buildOpenApi,
+  createRegistry,
+  defineResource,
+  FIELD_KINDS,
+  type FieldKind,
+  type Registry,
+  type Resource,
+} from '@engage/engine';
 import { pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { describe, expect, it } from 'vitest';
-import { FIELD_KINDS, type FieldKind } from '../engine/field-kinds.ts';
-import { buildOpenApi } from '../engine/openapi/index.ts';
 import { parsePreferences } from '../engine/parse/headers.ts';
 import { parseRequest } from '../engine/parse/index.ts';
 import { planRead } from '../engine/plan/read.ts';
-import { createRegistry, defineResource, type Registry, type Resource } from '../engine/registry/index.ts';
 import { AGGREGATES } from '../engine/request.ts';
 import { registry, registryOptions, resources } from '../schema/registry.ts';
 import { openapiOptions, withServerUrl } from '../server/openapi.ts';

@@ -5,12 +5,11 @@
  * deal_details, /v1 batch imports) and in filters (a comparison, `in`, a quantified list, a logic
  * tree). The tables are typed by kind and type, so a new one must be added here.
  */
+
 import { randomUUID } from 'node:crypto';
+import { type CustomFieldType, defineResource, type FieldKind } from '@engage/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CustomFieldType } from '../engine/custom-fields.ts';
-import type { FieldKind } from '../engine/field-kinds.ts';
 import { SCALAR_KINDS } from '../engine/operators.ts';
-import { defineResource } from '../engine/registry/index.ts';
 import { resources } from '../schema/registry.ts';
 import { contact, custom_entity } from '../schema/tables.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';

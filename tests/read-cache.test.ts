@@ -3,11 +3,10 @@
  * HTTP half tries to make a cached statement leak across tenants, outlive a revoked token, or
  * answer a request whose headers differ.
  */
+import { ApiError, type RawRequest, type Scope } from '@engage/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileRead } from '../engine/compile/read.ts';
-import type { Scope } from '../engine/compile/scope.ts';
-import { ApiError } from '../engine/errors.ts';
-import { parseRequest, type RawRequest } from '../engine/parse/index.ts';
+import { parseRequest } from '../engine/parse/index.ts';
 import { queryShape } from '../engine/parse/query.ts';
 import { planRead } from '../engine/plan/read.ts';
 import { type CompiledRead, ReadCache } from '../engine/read-cache.ts';

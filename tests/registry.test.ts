@@ -6,6 +6,7 @@
  * here stand for the ones an operator would add to schema/tables.ts and schema/registry.ts). It is
  * `incident`, not docs/adding-a-resource.md's `ticket`, so that following that page breaks nothing here.
  */
+import { createRegistry, defineResource } from '@engage/engine';
 import {
   boolean,
   date,
@@ -20,7 +21,6 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRegistry, defineResource } from '../engine/registry/index.ts';
 import { registry, registryOptions, resources } from '../schema/registry.ts';
 import { custom_field } from '../schema/tables.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';

@@ -4,9 +4,9 @@
  * foreign keys to the same table (transfer.sender_id and receiver_id -> person) covers ambiguous
  * relations, and resource definitions that rename or hide relations or turn aggregates off.
  */
+import { defineResource } from '@engage/engine';
 import { foreignKey, numeric, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineResource } from '../engine/registry/index.ts';
 import { resources } from '../schema/registry.ts';
 import * as tables from '../schema/tables.ts';
 import { createTestApp, insertRows, type TestApp } from './helpers/app.ts';

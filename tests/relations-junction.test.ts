@@ -4,9 +4,9 @@
  * is unique (passport.member_id). Tables and registry entries here stand for ones an operator
  * adds to schema/; each answer is compared with what the fixture says it must be.
  */
+import { createRegistry, defineResource } from '@engage/engine';
 import { foreignKey, pgTable, primaryKey, text, unique, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRegistry, defineResource } from '../engine/registry/index.ts';
 import { registryOptions, resources } from '../schema/registry.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 import { tenantColumns } from './helpers/relations.ts';

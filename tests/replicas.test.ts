@@ -3,9 +3,11 @@
  * fake clock: which database a read goes to, with and without a Consistency-Token, as a replica
  * falls behind or fails. The same on a real streaming replica: tests/scale/replicas.test.ts.
  */
+
+import type { Database, Row } from '@engage/engine';
+import { withReplicas } from '@engage/engine/postgres';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Database, Row } from '../engine/db/port.ts';
-import { POLL_MS, withReplicas } from '../engine/db/replicas.ts';
+import { POLL_MS } from '../engine/db/replicas.ts';
 import { parsePosition } from '../engine/wal-position.ts';
 import { createOrganisation, createTestApp, type Organisation, type TestApp } from './helpers/app.ts';
 

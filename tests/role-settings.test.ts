@@ -4,10 +4,11 @@
  * (engine/db/settings.ts), made by `engage migrate` and checked at start-up. Run on the local
  * PostgreSQL, connected directly as a pooled connection would be.
  */
+
 import { randomBytes } from 'node:crypto';
+import { connectPostgres, missingRoleSettings, setRoleSettings } from '@engage/engine/postgres';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectPostgres, missingRoleSettings, setRoleSettings } from '../engine/postgres.ts';
 
 const ADMIN = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const name = `engage_roles_${randomBytes(4).toString('hex')}`;

@@ -3,9 +3,9 @@
  * PostgreSQL's json_agg gives for the same rows: every field kind, with the values whose JSON is
  * least obvious (escapes, numeric and timestamp words, BC dates, micro-seconds, nested JSON).
  */
+import type { Engine } from '@engage/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ident } from '../engine/compile/sql.ts';
-import type { Engine } from '../engine/index.ts';
 import { engageEngine } from '../server/engine.ts';
 import { insertRows } from './helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';

@@ -3,9 +3,8 @@
  * tenant table with the tenant's parameter and run in the tenant's lane, and the token is still
  * checked in each statement (revocation and expiry at once; a scope naming another tenant fails).
  */
+import { type Database, type Engine, type RawRequest, type Scope, tokenScope } from '@engage/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../engine/db/port.ts';
-import { type Engine, type RawRequest, type Scope, tokenScope } from '../engine/index.ts';
 import { engageEngine } from '../server/engine.ts';
 import { createOrganisation, insertRows, type Organisation } from './helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from './helpers/db.ts';

@@ -4,14 +4,14 @@
  * describe its responses. Both are compiled with the repository's compiler options, with snippets
  * that must compile and snippets that must not (so a type that silently became `any` fails).
  */
+
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { buildOpenApi, typescriptTypes } from '@engage/engine';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildOpenApi } from '../engine/openapi/index.ts';
-import { typescriptTypes } from '../engine/typescript-types.ts';
 import { registry } from '../schema/registry.ts';
 import { openapiOptions } from '../server/openapi.ts';
 

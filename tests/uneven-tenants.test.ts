@@ -13,18 +13,16 @@
  * Counts: count=planned and count=estimated answer the planner's estimate for the caller's
  * organisation, and nothing about the size of the others.
  */
+import type { Field, FieldKind, Queryable } from '@engage/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileKeysetPage } from '../engine/compile/keyset.ts';
 import { compileRead } from '../engine/compile/read.ts';
 import type { CompiledStatement } from '../engine/compile/sql.ts';
 import { compileWrite } from '../engine/compile/write.ts';
-import type { Queryable } from '../engine/db/port.ts';
-import type { FieldKind } from '../engine/field-kinds.ts';
 import { IS_VALUES, OPERATORS, type Operator, SCALAR_KINDS } from '../engine/operators.ts';
 import { parseRequest } from '../engine/parse/index.ts';
 import { planRead } from '../engine/plan/read.ts';
 import { planDelete } from '../engine/plan/write.ts';
-import type { Field } from '../engine/registry/index.ts';
 import { hashToken } from '../engine/tokens.ts';
 import { registry } from '../schema/registry.ts';
 import { createOrganisation, createTestApp, type Organisation, type TestApp } from './helpers/app.ts';

@@ -3,10 +3,10 @@
  * failures that a retry may cure are transient: edges found in review. Server-managed fields are
  * the server's, whichever a resource declares.
  */
+import { createRegistry, defineResource } from '@engage/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapDatabaseError } from '../engine/db/errors.ts';
 import { bodySchemas, inspectItem } from '../engine/plan/body.ts';
-import { createRegistry, defineResource } from '../engine/registry/index.ts';
 import { registryOptions } from '../schema/registry.ts';
 import { calendar } from '../schema/tables.ts';
 import { createOrganisation, createTestApp, type Organisation, type TestApp } from './helpers/app.ts';

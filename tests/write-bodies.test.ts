@@ -3,9 +3,10 @@
  * type, JSON), and the enums, dates and integers of resources the spec does not let clients write.
  * Each test checks the response (status, headers, body) and then the database itself.
  */
+
 import { randomUUID } from 'node:crypto';
+import { createRegistry, defineResource } from '@engage/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRegistry, defineResource } from '../engine/registry/index.ts';
 import { registryOptions, resources } from '../schema/registry.ts';
 import * as tables from '../schema/tables.ts';
 import { createApp } from '../server/app.ts';

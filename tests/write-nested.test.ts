@@ -4,9 +4,9 @@
  * and creates the records of a to-many relation with it (a board with its pins), all in one
  * statement: a reference to nothing, or a child that fails, writes nothing at all.
  */
+import { defineResource } from '@engage/engine';
 import { foreignKey, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineResource } from '../engine/registry/index.ts';
 import { resources } from '../schema/registry.ts';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
 

@@ -21,9 +21,11 @@ export const PLAN_CACHE_MODE = 'force_generic_plan';
  * organisation's rows looked cheaper than the index led by organisation_id, and a small
  * organisation's `ilike` read all of a large one's rows (300 ms against 2 ms). Priced out, every
  * tenant table is read through an index led by organisation_id (each has its key); a large
- * organisation's filters that no index serves then cost it up to 3x a sequential scan. Parallel workers are off: they give one request the cores others wait for.
+ * organisation's filters that no index serves then cost it up to 3x a sequential scan. Parallel workers are off: they
+ * give one request the cores others wait for. JIT is off: a table no index serves is priced past jit_above_cost, and
+ * compiling a filtered read of a one-row table took 20 to 45 ms where running it took 0.1 ms.
  */
-export const PLANNER_SETTINGS = { enable_seqscan: 'off', max_parallel_workers_per_gather: '0' } as const;
+export const PLANNER_SETTINGS = { enable_seqscan: 'off', max_parallel_workers_per_gather: '0', jit: 'off' } as const;
 
 export type SqlParam = string | null;
 

@@ -17,7 +17,7 @@ export interface TestDatabase {
 export async function testDatabase(tables = ''): Promise<TestDatabase> {
   const server = process.env.DATABASE_URL;
   if (!server) {
-    const db = await openPglite(undefined);
+    const db = await openPglite();
     if (tables) await db.exec(tables);
     return { db, drop: () => db.close() };
   }

@@ -1,6 +1,7 @@
 /** The real app over a test database, plus organisations with tokens and rows to read. */
+
 import { randomUUID } from 'node:crypto';
-import type { ResourceDefinition } from '../../engine/registry/index.ts';
+import type { ResourceDefinition } from '@engage/engine';
 import { type Api, type ApiOptions, buildApi } from '../../server/build.ts';
 import { createOrganisationToken } from '../../server/engine.ts';
 import { createTestDatabase, type TestDatabase } from './db.ts';

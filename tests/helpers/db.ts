@@ -2,9 +2,10 @@
  * A fresh, migrated database per test file: a new PostgreSQL database when DATABASE_URL is set
  * (dropped afterwards), an in-memory PGlite otherwise. Runs never collide.
  */
+
 import { randomBytes } from 'node:crypto';
+import type { Engine } from '@engage/engine';
 import postgres from 'postgres';
-import type { Engine } from '../../engine/index.ts';
 import { loadConfig } from '../../server/config.ts';
 import { type OpenDatabase, openDatabase } from '../../server/database.ts';
 import { engageEngine } from '../../server/engine.ts';

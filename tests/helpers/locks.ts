@@ -1,6 +1,6 @@
 /** Locks held from outside the server, so that its statements wait exactly as long as a test wants. */
+import type { Queryable } from '@engage/engine';
 import type postgres from 'postgres';
-import type { Queryable } from '../../engine/index.ts';
 
 /** Takes locks with `take` in a transaction on `sql` and holds them until the returned function is called. */
 export async function holdLocks(

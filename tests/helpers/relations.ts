@@ -3,9 +3,9 @@
  * custom-field values, including references that cross organisations (written past the foreign
  * keys), and the helpers that compute a request's expected JSON with hand-written SQL.
  */
+import type { Queryable } from '@engage/engine';
 import { timestamp, uuid } from 'drizzle-orm/pg-core';
 import { expect } from 'vitest';
-import type { Queryable } from '../../engine/db/port.ts';
 import {
   createOrganisation,
   ERROR_KEYS,

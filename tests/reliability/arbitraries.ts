@@ -5,6 +5,7 @@
  * that do not exist. Well-formed parts are common enough that requests reach the planner, the
  * compiler and the database, not only the parser.
  */
+import type { Field, Resource } from '@engage/engine';
 import fc from 'fast-check';
 import type { FieldKind as EngineKind } from '../../engine/field-kinds.ts';
 import { IS_VALUES, OPERATORS, SCALAR_KINDS } from '../../engine/operators.ts';
@@ -21,7 +22,6 @@ const appKind = (kind: EngineKind): FieldKind => kind as FieldKind;
 /** PostgREST's range operators, which no field of the application takes. */
 const RANGE_OPERATORS = ['sl', 'sr', 'nxr', 'nxl', 'adj'] as const;
 
-import type { Field, Resource } from '../../engine/registry/index.ts';
 import { registry as appRegistry } from '../../schema/registry.ts';
 import { CUSTOM_FIELDS, type Req, SEEDED } from './harness.ts';
 

@@ -9,11 +9,12 @@
  * The database is a private cluster this file starts, so the test runs the same whatever
  * DATABASE_URL says.
  */
+
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import type { Database } from '@engage/engine';
+import { connectPostgres } from '@engage/engine/postgres';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { mapDatabaseError } from '../../engine/db/errors.ts';
-import type { Database } from '../../engine/db/port.ts';
-import { connectPostgres } from '../../engine/db/postgres.ts';
 import { type Cluster, startCluster } from '../helpers/cluster.ts';
 
 const CONCURRENCY = 32;

@@ -3,8 +3,8 @@
  * request through `app.request` and checks the response against the contract (docs/contract.md
  * section 5), and the count of requests sent. Generators live in arbitraries.ts.
  */
+import type { Queryable } from '@engage/engine';
 import fc from 'fast-check';
-import type { Queryable } from '../../engine/db/port.ts';
 import {
   createOrganisation,
   createTestApp,

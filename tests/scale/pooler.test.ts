@@ -4,12 +4,13 @@
  * to set, no stack trace. With it, the postgres.js port answers every statement of a burst.
  * tests/scale/run.sh runs this with PGBOUNCER_URL set, its PgBouncer up.
  */
+
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { connectPostgres } from '@engage/engine/postgres';
 import postgres from 'postgres';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { connectPostgres } from '../../engine/postgres.ts';
 import { freePort } from '../helpers/ports.ts';
 
 const { PGBOUNCER_URL } = process.env;

@@ -7,7 +7,7 @@
  * postgres.js is replaced by a recorder so this can be watched without a server.
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { PoolBusy } from '../engine/db/admission.ts';
+import { PoolBusy } from '../db/admission.ts';
 
 interface FakeClient {
   readonly index: number;
@@ -67,7 +67,7 @@ vi.mock('postgres', () => ({
   },
 }));
 
-const { connectPostgres, MAX_PREPARED } = await import('../engine/db/postgres.ts');
+const { connectPostgres, MAX_PREPARED } = await import('../db/postgres.ts');
 
 /** Lets the port's promise chains run (admission hands a freed client over asynchronously). */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -97,6 +97,7 @@ describe('postgres.js pool', () => {
           application_name: 'engage',
           enable_seqscan: 'off',
           max_parallel_workers_per_gather: '0',
+          jit: 'off',
         },
       });
     }

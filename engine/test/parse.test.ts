@@ -1,17 +1,18 @@
 /**
  * The parse stage against PostgREST's URL grammar (its API reference: filters, logic trees, select,
- * order, paging) and the project contract (docs/contract.md sections 2 and 5). Expectations come from what a
+ * order, paging) and the engine's README (its query language and errors). Expectations come from what a
  * PostgREST user writes and expects, not from the implementation.
  */
+
 import { describe, expect, it } from 'vitest';
-import { ApiError, type ErrorCode } from '../engine/errors.ts';
-import type { CompareOperator, SearchOperator } from '../engine/operators.ts';
-import { parseFilterValue, parseLogicTree } from '../engine/parse/filter.ts';
-import { parseAccept, parsePreferences, parseRange } from '../engine/parse/headers.ts';
-import { parseRequest } from '../engine/parse/index.ts';
-import { parseEntityTags } from '../engine/parse/preconditions.ts';
-import { parseQuery } from '../engine/parse/query.ts';
-import { parseOrder, parseSelect } from '../engine/parse/select.ts';
+import { ApiError, type ErrorCode } from '../index.ts';
+import type { CompareOperator, SearchOperator } from '../operators.ts';
+import { parseFilterValue, parseLogicTree } from '../parse/filter.ts';
+import { parseAccept, parsePreferences, parseRange } from '../parse/headers.ts';
+import { parseRequest } from '../parse/index.ts';
+import { parseEntityTags } from '../parse/preconditions.ts';
+import { parseQuery } from '../parse/query.ts';
+import { parseOrder, parseSelect } from '../parse/select.ts';
 import type {
   Condition,
   EmbedItem,
@@ -25,7 +26,7 @@ import type {
   Preferences,
   QueryParams,
   SelectItem,
-} from '../engine/request.ts';
+} from '../request.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Builders for expected values
@@ -708,7 +709,7 @@ describe('logic trees (or= / and=)', () => {
     );
   });
 
-  it('the example of docs/query-language.md: or=(a.eq.1,and(b.gt.2,c.is.null))', () => {
+  it("PostgREST's example of a nested logic tree: or=(a.eq.1,and(b.gt.2,c.is.null))", () => {
     expect(only('or=(a.eq.1,and(b.gt.2,c.is.null))')).toEqual(
       or([
         filter('a', quant('eq', '1')),
