@@ -110,8 +110,9 @@ export interface ResourceDefinition {
   /** Fields filters may name; every field when absent. */
   readonly filterable?: readonly string[];
   /**
-   * Fields the server sets. By default the tenant column, `created_at` and `updated_at` where the
-   * table has them, and key fields the database generates (which a create may still give).
+   * Fields the server sets besides the tenant column, which always is. By default `created_at` and
+   * `updated_at` where the table has them, and key fields the database generates (which a create
+   * may still give).
    */
   readonly serverManaged?: readonly string[];
   /** Custom-field values shown as extra properties named by each definition's key (`*_details`). */
@@ -378,9 +379,11 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
   const filterable = def.filterable ? new Set(def.filterable) : null;
   const generated = (name: string) =>
     key.includes(name) && (columns.get(name)!.defaultSql !== undefined || columns.get(name)!.alwaysGenerated);
-  const serverManaged = new Set(
-    def.serverManaged ?? [...lead, 'created_at', 'updated_at', ...[...columns.keys()].filter(generated)],
-  );
+  // The tenant column is the scope's whatever the list says: a body may only name the caller's own.
+  const serverManaged = new Set([
+    ...lead,
+    ...(def.serverManaged ?? ['created_at', 'updated_at', ...[...columns.keys()].filter(generated)]),
+  ]);
   const generatedAlways = (name: string) => columns.get(name)!.alwaysGenerated || columns.get(name)!.computed;
   for (const name of columns.keys()) if (generatedAlways(name)) serverManaged.add(name);
   const shownOnce = new Set(def.shownOnce);

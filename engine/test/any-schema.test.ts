@@ -127,6 +127,12 @@ describe('createRegistry refuses what the engine cannot serve, naming the resour
     );
   });
 
+  it('a serverManaged list replaces the default list but never frees the tenant column', () => {
+    const registry = tenanted(board, { serverManaged: ['name'] })();
+    const thing = registry.get('thing')!;
+    expect(['workspace_id', 'name'].map((name) => thing.field(name)?.serverManaged)).toEqual([true, true]);
+  });
+
   it('a single-tenant registry takes the same table without a tenant column; tokens need a tenant', () => {
     const single = createRegistry([defineResource({ name: 'pin', table: pin, verbs: ['GET'] })]);
     expect(single.tenant).toBeNull();
