@@ -10,11 +10,12 @@ import { INSTALL_LOCK, installStatements } from './compile/install.ts';
 import type { Scope } from './compile/scope.ts';
 import type { Database, Queryable } from './db/port.ts';
 import type { ApiError } from './errors.ts';
+import { BATCH_PATH, type BatchOptions, batcher, DEFAULT_MAX_OPERATIONS, type Written } from './handle/batch.ts';
 import { call } from './handle/call.ts';
 import { Context, type EngineObserver } from './handle/context.ts';
 import { type Outbox, outbox } from './handle/events.ts';
 import { explain } from './handle/explain.ts';
-import { type IdempotencyOptions, idempotency } from './handle/idempotency.ts';
+import { type Idempotency, type IdempotencyOptions, idempotency } from './handle/idempotency.ts';
 import { type Importer, importers } from './handle/import.ts';
 import { type PageRequest, page } from './handle/page.ts';
 import { type RateLimit, type RateLimitState, rateLimiter } from './handle/rate-limit.ts';
@@ -66,6 +67,8 @@ export interface EngineOptions {
    * unless told) in a table `install()` creates; on by default, `false` turns it off.
    */
   readonly idempotency?: IdempotencyOptions | false;
+  /** Batches (`POST <mount>/$batch`): their limits; on by default, `false` turns them off (404). */
+  readonly batch?: BatchOptions | false;
 }
 
 /** A write of a host's own, run once per key by `Engine.once`. */
@@ -151,6 +154,39 @@ export interface Engine {
   readonly events: Outbox | null;
 }
 
+/** A request of a resource (QUERY as GET), on `ctx`: explain, write, OPTIONS or read. */
+async function serve(
+  ctx: Context,
+  sent: RawRequest,
+  scope: Scope | undefined,
+  keys: Idempotency | null,
+  clock: StageClock | undefined,
+  seen?: (written: Written) => void,
+): Promise<EngineResponse> {
+  // QUERY is a GET whose query string (or the rest of it) is the body: filters too long for a URL.
+  const raw: RawRequest =
+    sent.method === 'QUERY'
+      ? { ...sent, method: 'GET', query: queryWithBody(sent.query, sent.body, sent.header('content-type')), body: null }
+      : sent;
+  if (raw.method !== 'OPTIONS') {
+    const wanted = parseExplain(raw.header('accept'), raw.header('prefer'));
+    if (wanted) return explain(ctx, raw, wanted, scope, clock);
+  }
+  if (raw.method === 'POST' || raw.method === 'PUT' || raw.method === 'PATCH' || raw.method === 'DELETE') {
+    return write(ctx, { ...raw, method: raw.method }, scope, keys, clock, seen);
+  }
+  if (raw.method === 'OPTIONS') {
+    const { resource } = await ctx.untilAuthorized(scope, async () => ({
+      resource: ctx.resourceFor(raw.resource, raw.method),
+      authorized: (await ctx.authorize(scope)) === null ? 0 : 1,
+    }));
+    const headers: Record<string, string> = { Allow: ctx.allow(resource) };
+    if (resource.verbs.has('GET')) headers['Accept-Query'] = FORM_MEDIA;
+    return { status: 200, headers, body: null };
+  }
+  return read(ctx, raw, scope, clock);
+}
+
 /**
  * An engine over a registry and a database.
  * @example
@@ -181,6 +217,19 @@ export function createEngine(options: EngineOptions): Engine {
   let openapi: Record<string, unknown> | undefined;
   const imports = importers(ctx);
   const keys = options.idempotency === false ? null : idempotency(ctx, options.idempotency ?? {});
+  // A batch's operations are served as requests alone are, on its transaction; the batch as a whole has the key.
+  const batch =
+    options.batch === false
+      ? null
+      : batcher(
+          ctx,
+          (on, raw, scope, seen) =>
+            raw.resource.startsWith('rpc/')
+              ? call(on, raw.resource.slice(4), raw, scope)
+              : serve(on, raw, scope, null, undefined, seen),
+          keys,
+          options.batch ?? {},
+        );
 
   return {
     registry,
@@ -206,36 +255,10 @@ export function createEngine(options: EngineOptions): Engine {
       });
     },
 
-    async handle(sent, given, handleOptions) {
+    handle(sent, given, handleOptions) {
       const scope = ctx.resolve(given);
-      // QUERY is a GET whose query string (or the rest of it) is the body: filters too long for a URL.
-      const raw: RawRequest =
-        sent.method === 'QUERY'
-          ? {
-              ...sent,
-              method: 'GET',
-              query: queryWithBody(sent.query, sent.body, sent.header('content-type')),
-              body: null,
-            }
-          : sent;
-      const clock = handleOptions?.timings ? new StageClock() : undefined;
-      if (raw.method !== 'OPTIONS') {
-        const wanted = parseExplain(raw.header('accept'), raw.header('prefer'));
-        if (wanted) return explain(ctx, raw, wanted, scope, clock);
-      }
-      if (raw.method === 'POST' || raw.method === 'PUT' || raw.method === 'PATCH' || raw.method === 'DELETE') {
-        return write(ctx, { ...raw, method: raw.method }, scope, keys, clock);
-      }
-      if (raw.method === 'OPTIONS') {
-        const { resource } = await ctx.untilAuthorized(scope, async () => ({
-          resource: ctx.resourceFor(raw.resource, raw.method),
-          authorized: (await ctx.authorize(scope)) === null ? 0 : 1,
-        }));
-        const headers: Record<string, string> = { Allow: ctx.allow(resource) };
-        if (resource.verbs.has('GET')) headers['Accept-Query'] = FORM_MEDIA;
-        return { status: 200, headers, body: null };
-      }
-      return read(ctx, raw, scope, clock);
+      if (sent.resource === BATCH_PATH && batch) return batch(sent, scope);
+      return serve(ctx, sent, scope, keys, handleOptions?.timings ? new StageClock() : undefined);
     },
 
     call: (name, request, scope, handleOptions) =>
@@ -251,6 +274,7 @@ export function createEngine(options: EngineOptions): Engine {
       openapi ??= buildOpenApi(registry, {
         idempotency: keys !== null,
         rateLimit: options.rateLimit !== undefined,
+        batch: options.batch !== false && { maxOperations: options.batch?.maxOperations ?? DEFAULT_MAX_OPERATIONS },
         ...options.openapi,
       });
       return openapi;

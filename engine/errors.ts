@@ -93,6 +93,8 @@ export class ApiError extends Error {
   readonly details: string | readonly unknown[] | undefined;
   readonly context: unknown;
   readonly headers: Record<string, string>;
+  /** In a batch's answer, the index of the operation that failed. */
+  readonly operation: number | undefined;
 
   /** An error of the engine's closed list, its status from it; or a host's own code with its status. */
   constructor(code: ErrorCode, message: string, options?: ApiErrorOptions);
@@ -108,6 +110,13 @@ export class ApiError extends Error {
     this.details = options.details;
     this.context = options.context;
     this.headers = options.headers ?? {};
+    this.operation = undefined;
+  }
+
+  /** The same failure, as operation `index` of a batch caused it. */
+  at(index: number): ApiError {
+    const copy = Object.create(ApiError.prototype, Object.getOwnPropertyDescriptors(this)) as ApiError;
+    return Object.defineProperty(copy, 'operation', { value: index, enumerable: true });
   }
 }
 

@@ -23,6 +23,7 @@ export {
 } from './errors.ts';
 export { FIELD_KINDS, type FieldKind } from './field-kinds.ts';
 export { UUID } from './formats.ts';
+export type { BatchOptions } from './handle/batch.ts';
 export type { EngineObserver, StatementKind } from './handle/context.ts';
 export type { Outbox, OutboxEvent } from './handle/events.ts';
 export type { IdempotencyOptions } from './handle/idempotency.ts';

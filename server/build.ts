@@ -39,6 +39,8 @@ export interface ApiOptions {
   readonly rateLimit?: Pick<RateLimit, 'requests' | 'seconds'>;
   /** IDEMPOTENCY_HOURS: how long an Idempotency-Key is kept (default 24). */
   readonly idempotencyHours?: number;
+  /** BATCH_MAX_OPERATIONS: the most operations of a batch (default 100). */
+  readonly batchMaxOperations?: number;
   /** How webhooks are delivered (WEBHOOK_ALLOW_PRIVATE; tests shorten the retries). */
   readonly webhooks?: Omit<WebhooksOptions, 'db' | 'engine'>;
   /**
@@ -76,6 +78,7 @@ export function buildApi(options: ApiOptions): Api {
     // An organisation's own limit, where its row sets one, replaces RATE_LIMIT's number of requests.
     rateLimit: options.rateLimit && { ...options.rateLimit, perTenant: { table: organisation, column: 'rate_limit' } },
     idempotency: { hours: options.idempotencyHours },
+    batch: { maxOperations: options.batchMaxOperations },
     observer: metrics?.observer,
   });
   const imports = createImports({ db, engine });

@@ -86,6 +86,8 @@ const ConfigSchema = v.object({
   WEBHOOK_ALLOW_PRIVATE: flag(),
   /** How long a write's Idempotency-Key and its response are kept. */
   IDEMPOTENCY_HOURS: int(24, 1),
+  /** The most operations one batch (`/api/v1/$batch`) holds. */
+  BATCH_MAX_OPERATIONS: int(100, 1),
   /** `N/S`: each token may make N requests per S seconds (429 past it); off when unset. */
   RATE_LIMIT: v.optional(
     v.pipe(

@@ -117,6 +117,7 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
     jsonBuiltBy: config.JSON_BUILT_BY,
     rateLimit: config.RATE_LIMIT,
     idempotencyHours: config.IDEMPOTENCY_HOURS,
+    batchMaxOperations: config.BATCH_MAX_OPERATIONS,
     webhooks: { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE },
     metrics: config.METRICS_PORT || config.METRICS_TOKEN ? { token: config.METRICS_TOKEN } : undefined,
   });

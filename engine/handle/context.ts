@@ -78,9 +78,12 @@ export class Context {
   readonly #schemas: ReadonlyMap<string, BodySchemas>;
   readonly #allowed: ReadonlyMap<string, { readonly list: string[]; readonly header: string }>;
   /** The tenant of each built-in token seen lately, by hash: a token's tenant never changes. */
-  readonly #tokenTenants = new Map<string, string>();
+  readonly #tokenTenants: Map<string, string>;
+  readonly #options: ContextOptions;
 
-  constructor(options: ContextOptions) {
+  /** `from`: the context whose tables this one shares (`within`). */
+  constructor(options: ContextOptions, from?: Context) {
+    this.#options = options;
     this.registry = options.registry;
     this.db = options.db;
     this.maxRows = options.maxRows;
@@ -88,7 +91,15 @@ export class Context {
     this.nodeJson = options.nodeJson;
     this.observer = options.observer;
     this.scoping = { tenancy: options.registry.tenant, tokens: options.tokens };
+    if (from) {
+      this.reads = from.reads;
+      this.#schemas = from.#schemas;
+      this.#allowed = from.#allowed;
+      this.#tokenTenants = from.#tokenTenants;
+      return;
+    }
     this.reads = new ReadCache(options.readCacheSize);
+    this.#tokenTenants = new Map();
     const { resources } = options.registry;
     this.#schemas = new Map(resources.map((r) => [r.name, bodySchemas(r)]));
     this.#allowed = new Map(
@@ -97,6 +108,11 @@ export class Context {
         return [r.name, { list, header: list.join(', ') }];
       }),
     );
+  }
+
+  /** The same context on another database: a transaction's (a batch's operations run in one). */
+  within(db: Database): Context {
+    return new Context({ ...this.#options, db }, this);
   }
 
   /** A resource's body schemas, built once. */

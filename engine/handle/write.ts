@@ -12,6 +12,7 @@ import type { WritePlan } from '../plan/types.ts';
 import { planDelete, planInsert, planPut, planUpdate } from '../plan/write.ts';
 import { type EngineResponse, respondWrite } from '../respond.ts';
 import type { StageClock } from '../timings.ts';
+import type { Written } from './batch.ts';
 import type { Context } from './context.ts';
 import { type Idempotency, replayed } from './idempotency.ts';
 
@@ -86,13 +87,17 @@ function respond(ctx: Context, plan: WritePlan, row: WriteRow): EngineResponse {
   });
 }
 
-/** `idempotency`: with idempotency keys, a write sent with a key runs once per key (handle/idempotency.ts). */
+/**
+ * `idempotency`: with idempotency keys, a write sent with a key runs once per key (handle/idempotency.ts).
+ * `seen` is told which row it wrote (a batch's reference to it).
+ */
 export async function write(
   ctx: Context,
   raw: WriteRequest,
   scope: Scope | undefined,
   idempotency: Idempotency | null,
   clock?: StageClock,
+  seen?: (written: Written) => void,
 ): Promise<EngineResponse> {
   const { plan, row, earlier } = await ctx.untilAuthorized(scope, async () => {
     const { plan, statement, key } = compileWriteRequest(ctx, raw, scope, clock, idempotency);
@@ -110,5 +115,10 @@ export async function write(
   });
   const response =
     earlier === null ? respond(ctx, plan, row) : replayed(respond(ctx, plan, JSON.parse(earlier) as WriteRow));
+  seen?.({
+    resource: plan.resource.name,
+    location: row.location === null ? null : (JSON.parse(row.location) as unknown[]),
+    affected: row.affected,
+  });
   return ctx.timed(plan.rollback ? response : await ctx.withPosition(response), clock);
 }

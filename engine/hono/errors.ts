@@ -19,6 +19,7 @@ export function errorBody(error: ApiError, requestId: string): string {
     hint: error.hint ?? null,
   };
   if (error.context !== undefined) body.context = error.context;
+  if (error.operation !== undefined) body.operation = error.operation;
   return JSON.stringify(body);
 }
 

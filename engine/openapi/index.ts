@@ -8,6 +8,7 @@
 import { JSON_MEDIA } from '../media-types.ts';
 import { bodySchemas } from '../plan/body.ts';
 import type { Registry, Resource } from '../registry/index.ts';
+import { batchPathItem } from './batch.ts';
 import {
   ERROR_RESPONSES,
   ERROR_SCHEMA,
@@ -40,6 +41,8 @@ export interface OpenApiOptions {
   readonly idempotency?: boolean;
   /** Whether requests are rate limited (the engine's document says what it does): every operation may answer 429. */
   readonly rateLimit?: boolean;
+  /** Batches (`/$batch`) and their most operations, or false without them (default: on, 100). */
+  readonly batch?: { readonly maxOperations: number } | false;
 }
 
 /**
@@ -69,6 +72,7 @@ export function buildOpenApi(registry: Registry, options: OpenApiOptions = {}): 
     ([status]) => (status !== '404' || options.errors?.[404] !== undefined) && (status !== '429' || limited),
   ) as Array<[string, readonly [string, string]]>;
   const shared = limited ? errors(429) : {};
+  const batch = options.batch ?? { maxOperations: 100 };
   const described = (status: string, fallback: string) => options.errors?.[Number(status) as ErrorStatus] ?? fallback;
   const document: Json = {
     openapi: '3.1.0',
@@ -78,6 +82,7 @@ export function buildOpenApi(registry: Registry, options: OpenApiOptions = {}): 
     tags: [
       { name: 'Introspection', description: 'The description of this API.' },
       ...resources.map((r) => ({ name: r.name, ...(r.description && { description: r.description }) })),
+      ...(batch ? [{ name: '$batch', description: 'Several operations in one transaction.' }] : []),
     ],
     paths: {
       '/': withShared(ROOT_PATH, headers, shared),
@@ -87,6 +92,9 @@ export function buildOpenApi(registry: Registry, options: OpenApiOptions = {}): 
       ...Object.fromEntries(
         registry.functions.map((fn) => [`/rpc/${fn.name}`, withShared(functionPathItem(fn), headers, shared)]),
       ),
+      ...(batch && {
+        '/$batch': withShared(batchPathItem(batch.maxOperations, options.idempotency ?? true), headers, shared),
+      }),
     },
     components: {
       ...(schemes.length > 0 && { securitySchemes: options.securitySchemes }),

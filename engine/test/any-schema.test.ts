@@ -269,7 +269,7 @@ describe('a single-tenant registry: no scope, a composite key, no timestamps', (
 
   it('its OpenAPI document has the resource and no security', () => {
     const doc = engine().openapi() as { paths: Record<string, unknown>; security?: unknown; servers?: unknown };
-    expect(Object.keys(doc.paths)).toEqual(['/', '/pin']);
+    expect(Object.keys(doc.paths)).toEqual(['/', '/pin', '/$batch']);
     expect(doc.security).toBeUndefined();
     expect(doc.servers).toBeUndefined();
   });

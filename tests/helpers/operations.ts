@@ -19,10 +19,13 @@ export function versionedOperations(registry: Registry): string[] {
   return [...new Set(served)].sort();
 }
 
-/** `GET /` (the OpenAPI document), each resource's verbs with HEAD beside GET, and the `/v1` routes. */
+/**
+ * `GET /` (the OpenAPI document), each resource's verbs with HEAD beside GET, `POST /$batch`, and the
+ * `/v1` routes.
+ */
 export function apiOperations(registry: Registry): string[] {
   const resources = registry.resources.flatMap((r) =>
     [...r.verbs].flatMap((verb) => (verb === 'GET' ? ['GET', 'HEAD'] : [verb]).map((m) => `${m} /${r.name}`)),
   );
-  return ['GET /', ...resources, ...versionedOperations(registry)].sort();
+  return ['GET /', ...resources, 'POST /$batch', ...versionedOperations(registry)].sort();
 }
