@@ -19,13 +19,17 @@ export function codeBlock(page: string, marker: string): string {
 
 /** Shell words: '…' as is, "…" (its backslash escapes undone) and bare words with their $VARIABLES expanded. */
 export function shellWords(line: string, vars: Readonly<Record<string, string>>): string[] {
+  // `\$` is a dollar sign, not a variable.
   const expand = (text: string) =>
-    text.replace(/\$(\w+)/g, (_, name: string) => {
-      if (!(name in vars)) throw new Error(`unknown variable $${name} in: ${line}`);
-      return vars[name]!;
-    });
+    text
+      .replace(/(\\)?\$(\w+)/g, (whole, escaped: string | undefined, name: string) => {
+        if (escaped) return whole;
+        if (!(name in vars)) throw new Error(`unknown variable $${name} in: ${line}`);
+        return vars[name]!;
+      })
+      .replace(/\\(.)/g, '$1');
   return [...line.matchAll(/'([^']*)'|"((?:[^"\\]|\\.)*)"|(\S+)/g)].map(
-    ([, single, double, bare]) => single ?? expand((double ?? bare!).replace(/\\(.)/g, '$1')),
+    ([, single, double, bare]) => single ?? expand(double ?? bare!),
   );
 }
 
