@@ -117,10 +117,26 @@ export type Tables<Name extends keyof PublicSchema['Tables']> = PublicSchema['Ta
 export type TablesInsert<Name extends keyof PublicSchema['Tables']> = PublicSchema['Tables'][Name]['Insert'];
 /** What a PATCH of \`name\` takes. */
 export type TablesUpdate<Name extends keyof PublicSchema['Tables']> = PublicSchema['Tables'][Name]['Update'];
+
+type Resource = keyof PublicSchema['Tables'] & string;
+/**
+ * One operation of a batch (\`POST /$batch\`): a request the API serves. \`@{ref.field}\` in its path or a
+ * body string is a field of the one row the operation named \`ref\` wrote or read.
+ */
+export type BatchOperation = {
+  ref?: string;
+  method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: \`/\${Resource}\` | \`/\${Resource}?\${string}\` | \`/rpc/\${string}\`;
+  headers?: Record<string, string>;
+  body?: Json;
+};
+/** A batch's answer: each operation's as it would have answered alone. */
+export type BatchResults = { results: Array<{ status: number; headers: Record<string, string>; body: Json }> };
 `;
 
 /**
- * The module text: `Json`, `Database` and the helpers `Tables`, `TablesInsert` and `TablesUpdate`.
+ * The module text: `Json`, `Database`, the helpers `Tables`, `TablesInsert` and `TablesUpdate`, and
+ * a batch's `BatchOperation` and `BatchResults`.
  * @example
  * writeFileSync('engage-types.ts', typescriptTypes(createRegistry(resources)));
  */

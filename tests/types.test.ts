@@ -45,7 +45,7 @@ export type { Equal, IsAny };
 
 const CLIENT = `
 import { PostgrestClient } from '@supabase/postgrest-js';
-import type { Database, Json, Tables, TablesInsert } from './types.ts';
+import type { BatchOperation, BatchResults, Database, Json, Tables, TablesInsert } from './types.ts';
 import { assert, type Equal, type IsAny } from './checks.ts';
 
 export const client = new PostgrestClient<Database>('http://127.0.0.1:3000/api/v1', {
@@ -96,6 +96,13 @@ client.from('contact_note').delete().eq('contact_id', '00000000-0000-0000-0000-0
 
 export const row: Tables<'contact'> | undefined = undefined;
 export const insert: TablesInsert<'calendar'> = { name: 'Team', type: 'virtual' };
+
+// A batch's operations name the API's resources; its answer is one result per operation.
+export const operations: BatchOperation[] = [
+  { ref: 'd', method: 'POST', path: '/deal', body: { name: 'Pilot' } },
+  { method: 'GET', path: '/deal?id=eq.@{d.id}', headers: { Accept: 'text/csv' } },
+];
+export const statuses = (answer: BatchResults): number[] => answer.results.map((r) => r.status);
 `;
 
 /** Each must fail to compile: the client would send what the API refuses, or read what it does not return. */
@@ -111,6 +118,10 @@ export const rows: { name: string | null; nope: string }[] | null = (await q).da
   ],
   'wrong-enum.ts': [`client.from('deal').insert({ currency: 'GBP' });`, `Type '"GBP"' is not assignable`],
   'no-post.ts': [`client.from('contact').insert({ display_name: 'Ada' });`, "'display_name' does not exist"],
+  'batch-unknown-resource.ts': [
+    `export const op: BatchOperation = { method: 'POST', path: '/nope', body: {} };`,
+    'is not assignable to type',
+  ],
   'no-patch.ts': [`client.from('contact_note').update({ text: 'changed' });`, "parameter of type 'never'"],
   'id-unchangeable.ts': [`client.from('deal').update({ id: 'a' });`, "'id' does not exist"],
   'wrong-resource.ts': [`client.from('nope').select('*');`, 'No overload matches this call'],
