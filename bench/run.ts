@@ -252,11 +252,24 @@ interface Scenario {
   readonly sameJson?: boolean;
 }
 
+/** Single-row POSTs one request each, and the same in batches: compared by rows per second. */
+const BATCH_SIZE = 20;
+const SINGLE_POST = 'POST of one calendar';
+const BATCH_POST = `$batch of ${BATCH_SIZE} single-row POSTs of calendars`;
+
 function scenarios(data: Dataset, small: Dataset): Scenario[] {
   const engine = (token: string) => ({ Authorization: `Bearer ${token}` });
   const org = (id: string) => ({ 'x-organisation': id });
   const json = { 'Content-Type': 'application/json' };
   const calendars = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ name: `Calendar ${i}` })));
+  const oneCalendar = JSON.stringify({ name: 'Calendar' });
+  const batchOfCalendars = JSON.stringify({
+    operations: Array.from({ length: BATCH_SIZE }, (_, i) => ({
+      method: 'POST',
+      path: '/calendar',
+      body: { name: `Calendar ${i}` },
+    })),
+  });
   const L = data.large;
   const S = small.large;
   const list = '/api/v1/contact?city=eq.Bern&is_blocked=is.false&order=display_name&limit=25';
@@ -362,6 +375,29 @@ function scenarios(data: Dataset, small: Dataset): Scenario[] {
     {
       name: 'PATCH one deal, each with an Idempotency-Key',
       requests: patchDeal(true),
+    },
+    {
+      name: SINGLE_POST,
+      requests: {
+        engage: {
+          path: '/api/v1/calendar',
+          method: 'POST',
+          headers: { ...engine(L.token), ...json },
+          body: oneCalendar,
+        },
+        stringify: { path: '/calendars', method: 'POST', headers: { ...org(L.id), ...json }, body: `[${oneCalendar}]` },
+      },
+    },
+    {
+      name: BATCH_POST,
+      requests: {
+        engage: {
+          path: '/api/v1/$batch',
+          method: 'POST',
+          headers: { ...engine(L.token), ...json },
+          body: batchOfCalendars,
+        },
+      },
     },
     {
       name: 'bulk POST of 100 calendars',
@@ -835,6 +871,15 @@ function markdown(report: {
     lines.push(
       `| ${big.scenario} | ${big.mean} / ${little.mean} | ${big.p99} / ${little.p99} |` +
         ` ${ratio(big.mean, little.mean)} | ${ratio(big.p99, little.p99)} |`,
+    );
+  }
+  const single = report.results.find((r) => r.scenario === SINGLE_POST && r.target === 'engage');
+  const batched = report.results.find((r) => r.scenario === BATCH_POST && r.target === 'engage');
+  if (single && batched) {
+    lines.push(
+      '',
+      `Single-row POSTs in batches of ${BATCH_SIZE}: ${batched.rps * BATCH_SIZE} rows/s; one request each:` +
+        ` ${single.rps} rows/s (ratio ${((batched.rps * BATCH_SIZE) / single.rps).toFixed(2)}).`,
     );
   }
   const b = report.batchImport;

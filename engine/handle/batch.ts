@@ -127,6 +127,10 @@ function parseOperations(body: unknown, max: number): Operation[] {
   return operations;
 }
 
+/** Whether an operation's path or body uses `@{ref.field}`. */
+const usesReferences = (op: Operation) =>
+  op.path.includes('@{') || (op.body !== undefined && JSON.stringify(op.body).includes('@{'));
+
 /** A referenced value as text: in a path (encoded for the query string) or inside a longer string. */
 const asText = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
 
@@ -222,18 +226,16 @@ export function batcher(ctx: Context, serve: Serve, keys: Idempotency | null, op
     throw new Error('engine: batch.maxOperations must be a whole number, at least 1');
 
   /** Runs the operations on `tx`, in order; the first failure throws, and the caller rolls back. */
-  async function runAll(tx: Parameters<typeof inTransaction>[1], operations: Operation[], scope: Scope | undefined) {
+  async function runAll(tx: Parameters<typeof inTransaction>[1], operations: Operation[], given: Scope | undefined) {
     const within = ctx.within(inTransaction(ctx.db, tx));
-    if ((await within.authorize(scope)) === null) throw bearerRefused();
+    const tenant = await within.authorize(given);
+    if (tenant === null) throw bearerRefused();
+    // The token holds for this transaction, checked in it: its operations need not check it again.
+    const scope: Scope | undefined = given && within.scoping.tenancy ? { tenant } : given;
     const started = performance.now();
     const captured = new Map<string, { index: number; rows: Captured }>();
-    const results = [];
-    for (const [index, op] of operations.entries()) {
-      if (performance.now() - started > deadlineMs) {
-        throw new ApiError('QUERY_TIMEOUT', `the batch ran past its deadline of ${deadlineMs} ms`, {
-          hint: 'Split the operations into smaller batches.',
-        }).at(index);
-      }
+    /** Operation `index`: its references resolved, served, and captured when later ones may refer to it. */
+    const run = async (index: number, op: Operation) => {
       try {
         const resolve = resolver(captured, index);
         const raw = operationRequest(op, resolve.path(op.path), resolve.body(op.body));
@@ -246,13 +248,37 @@ export function batcher(ctx: Context, serve: Serve, keys: Idempotency | null, op
         const response = await serve(within, raw, scope, (w) => {
           written = w;
         });
-        results.push(result(response));
         if (op.ref)
           captured.set(op.ref, { index, rows: before ?? (await capture(within, raw, scope, response, written)) });
+        return result(response);
       } catch (error) {
         throw atOperation(within, error, index);
       }
+    };
+    // Operations that neither name nor use a reference are sent without waiting for the answers of
+    // those before them (pipelined, in order, on the transaction's connection); the rest wait.
+    const results: unknown[] = [];
+    const sent: Promise<unknown>[] = [];
+    /** The answers of every operation sent, in order: the first failure is the batch's. */
+    const settle = async () => {
+      while (results.length < sent.length) results.push(await sent[results.length]);
+    };
+    for (const [index, op] of operations.entries()) {
+      const ordered = op.ref !== undefined || usesReferences(op);
+      if (ordered) await settle();
+      if (performance.now() - started > deadlineMs) {
+        await settle();
+        throw new ApiError('QUERY_TIMEOUT', `the batch ran past its deadline of ${deadlineMs} ms`, {
+          hint: 'Split the operations into smaller batches.',
+        }).at(index);
+      }
+      const answer = run(index, op);
+      // Told by `settle`, in order; an operation sent after a failed one fails too.
+      answer.catch(() => {});
+      sent.push(answer);
+      if (ordered) await settle();
     }
+    await settle();
     return results;
   }
 

@@ -113,6 +113,28 @@ describe('a batch', () => {
     expect(await count('book', "title = 'Gone too'")).toBe(0);
   });
 
+  it('operations sent ahead of an answer: a failure in the middle is the one told; a dry run keeps only its own out', async () => {
+    const before = await count('author');
+    const failed = await batch([
+      { method: 'POST', path: '/author', body: { name: 'Sent 1' } },
+      { method: 'POST', path: '/book', body: { author_id: '00000000-0000-4000-8000-00000000dead', title: 'x' } },
+      { method: 'POST', path: '/author', body: { name: 'Sent 3' } },
+      { method: 'POST', path: '/author', body: { name: 'Sent 4' } },
+    ]);
+    expect(failed.error).toMatchObject({ code: 'REFERENCE_NOT_FOUND', operation: 1 });
+    expect(await count('author')).toBe(before);
+
+    const dry = await batch([
+      { method: 'POST', path: '/author', body: { name: 'Kept 1' } },
+      { method: 'POST', path: '/author', body: { name: 'Undone' }, headers: { Prefer: 'tx=rollback' } },
+      { method: 'POST', path: '/author', body: { name: 'Kept 2' } },
+    ]);
+    expect(dry.status, JSON.stringify(dry.error)).toBe(200);
+    expect(dry.body.results.map((r: { status: number }) => r.status)).toEqual([201, 201, 201]);
+    expect(await count('author', "name IN ('Kept 1', 'Kept 2')")).toBe(2);
+    expect(await count('author', "name = 'Undone'")).toBe(0);
+  });
+
   it('a reference keeps its JSON type whole, is text inside a string, and works in a nested body', async () => {
     const res = await batch([
       { ref: 'a', method: 'POST', path: '/author', body: { name: '42' } },
