@@ -209,6 +209,9 @@ const rowsOf = (response: EngineResponse): Captured => {
   return (Array.isArray(parsed) ? parsed : [parsed]).filter(isObject);
 };
 
+/** Whether `resource` names a resource that may be read (a function's rows are its answer). */
+const readable = (ctx: Context, resource: string) => ctx.registry.get(resource)?.verbs.has('GET') ?? false;
+
 /** The result of an operation in the batch's answer: its body as JSON when it is JSON. */
 function result(response: EngineResponse) {
   const json = (response.headers['Content-Type'] ?? '').includes('json') && response.body !== null;
@@ -244,7 +247,10 @@ export function batcher(ctx: Context, serve: Serve, keys: Idempotency | null, op
         }
         let written: Written | undefined;
         // A deleted row can no longer be read: a reference to a DELETE gets the rows it is about to delete.
-        const before = op.ref && op.method === 'DELETE' ? rowsOf(await serve(within, everyField(raw), scope)) : null;
+        const before =
+          op.ref && op.method === 'DELETE' && readable(within, raw.resource)
+            ? rowsOf(await serve(within, everyField(raw), scope))
+            : null;
         const response = await serve(within, raw, scope, (w) => {
           written = w;
         });
@@ -290,8 +296,8 @@ export function batcher(ctx: Context, serve: Serve, keys: Idempotency | null, op
     response: EngineResponse,
     written: Written | undefined,
   ): Promise<Captured> {
-    // A function is not called twice: its rows are those it answered.
-    if (raw.resource.startsWith('rpc/')) return rowsOf(response);
+    // A function is not called twice, nor a resource read that offers no GET: their rows are those they answered.
+    if (!readable(within, raw.resource)) return rowsOf(response);
     if (raw.method === 'GET' || raw.method === 'HEAD') return rowsOf(await serve(within, everyField(raw), scope));
     if (!written) return [];
     if (written.location === null) return Array.from({ length: written.affected }, () => ({}));
