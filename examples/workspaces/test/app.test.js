@@ -93,6 +93,25 @@ describe('writes', () => {
     assertError(unknownCountry, 409, 'REFERENCE_NOT_FOUND');
   });
 
+  it('a $batch makes a project and its tasks in one transaction, or nothing when one fails', async () => {
+    const operations = (title) => [
+      { ref: 'p', method: 'POST', path: '/project', body: { name: 'Batched' } },
+      { method: 'POST', path: '/task', body: { project_id: '@{p.id}', number: 1, title: 'First of @{p.name}' } },
+      { method: 'POST', path: '/task', body: { project_id: '@{p.id}', number: 2, title } },
+    ];
+    const ok = await post(a, '/api/$batch', { operations: operations('Second') });
+    assert.equal(ok.status, 200, ok.text);
+    assert.deepEqual(
+      ok.json.results.map((r) => r.status),
+      [201, 201, 201],
+    );
+    const failed = await post(a, '/api/$batch', { operations: operations(null) });
+    assertError(failed, 400, 'VALIDATION_FAILED');
+    assert.equal(failed.json.operation, 2);
+    const projects = await call(t.app, a, '/api/project?name=eq.Batched&select=name,task(title)&task.order=number');
+    assert.deepEqual(projects.json, [{ name: 'Batched', task: [{ title: 'First of Batched' }, { title: 'Second' }] }]);
+  });
+
   it('the shared table is read-only here: POST is 405', async () => {
     assertError(await post(a, '/api/country', { code: 'IT', name: 'Italy' }), 405, 'METHOD_NOT_ALLOWED');
   });
@@ -180,7 +199,7 @@ describe('OpenAPI and errors', () => {
     for (const path of ['/api', '/api/']) {
       const res = await call(t.app, a, path);
       assert.equal(res.status, 200, `${path}: ${res.text}`);
-      assert.deepEqual(Object.keys(res.json.paths).sort(), ['/', '/country', '/project', '/task']);
+      assert.deepEqual(Object.keys(res.json.paths).sort(), ['/', '/$batch', '/country', '/project', '/task']);
       assert.equal(res.json.security, undefined);
       assert.deepEqual(res.json.servers, [{ url: '/api' }]);
       assert.ok(res.json.components.schemas.task.properties.estimate_hours);
