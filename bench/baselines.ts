@@ -2,19 +2,47 @@
  * Hand-written endpoints for the benchmark's scenarios, as a developer would write them on Hono
  * and postgres.js: `stringify` fetches rows and sends them through JSON.stringify; `passthrough`
  * has PostgreSQL build the JSON and sends the text (the floor for Engage's design). Run as
- * `tsx bench/baselines.ts <stringify|passthrough> <port> <database-url>`; the organisation comes in
- * the `x-organisation` header (no token check, which favours the baselines).
+ * `tsx bench/baselines.ts <stringify|passthrough>[-token] <port> <database-url>`. Without `-token`
+ * the organisation comes in the `x-organisation` header (no token check, which favours the
+ * baselines); with it, as Engage does it: the SHA-256 of the bearer token, checked in the
+ * statement against the token table (not revoked, not expired), which gives the organisation.
  */
+import { createHash } from 'node:crypto';
 import { serve } from '@hono/node-server';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import postgres from 'postgres';
 
-const [mode, port, url] = process.argv.slice(2);
+const [given, port, url] = process.argv.slice(2);
+const mode = given?.replace(/-token$/, '');
+const checked = given?.endsWith('-token') ?? false;
 if ((mode !== 'stringify' && mode !== 'passthrough') || !port || !url) {
-  console.error('usage: tsx bench/baselines.ts <stringify|passthrough> <port> <database-url>');
+  console.error('usage: tsx bench/baselines.ts <stringify|passthrough>[-token] <port> <database-url>');
   process.exit(2);
 }
-const sql = postgres(url, { max: 4, onnotice: () => {}, connection: { TimeZone: 'UTC' } });
+const db = postgres(url, { max: 4, onnotice: () => {}, connection: { TimeZone: 'UTC' } });
+
+/** The organisation in a statement: `$1`, or with `-token` the one the token in `$1` stands for. */
+const ORGANISATION =
+  '(SELECT organisation_id FROM api_token WHERE token_hash = $1 AND revoked_at IS NULL' +
+  ' AND (expires_at IS NULL OR expires_at > now()))';
+const texts = new Map<string, string>();
+/** Each statement's `$1` is the organisation: with `-token`, the token check stands for it. */
+const sql = {
+  unsafe: (text: string, params: readonly unknown[], options: { prepare: boolean }) => {
+    let scoped = texts.get(text);
+    if (scoped === undefined) {
+      scoped = checked ? text.replace(/\$1(?!\d)/g, () => ORGANISATION) : text;
+      texts.set(text, scoped);
+    }
+    return db.unsafe(scoped, params as never[], options);
+  },
+};
+/** The statements' `$1`: the organisation's id, or the SHA-256 of the bearer token. */
+const who = (c: Context): string => {
+  if (!checked) return c.req.header('x-organisation') as string;
+  const token = (c.req.header('authorization') ?? '').replace(/^Bearer /, '');
+  return createHash('sha256').update(token).digest('hex');
+};
 
 /** A query's rows as the response: through JSON.stringify, or as PostgreSQL's JSON text. */
 async function answer(text: string, params: unknown[]): Promise<Response> {
@@ -34,11 +62,11 @@ const CONTACT = `SELECT * FROM contact WHERE organisation_id = $1`;
 const app = new Hono();
 app.get('/list', (c) =>
   answer(`${CONTACT} AND city = $2 AND is_blocked = false ORDER BY display_name LIMIT 25`, [
-    c.req.header('x-organisation'),
+    who(c),
     c.req.query('city'),
   ]),
 );
-app.get('/by-id', (c) => answer(`${CONTACT} AND id = $2`, [c.req.header('x-organisation'), c.req.query('id')]));
+app.get('/by-id', (c) => answer(`${CONTACT} AND id = $2`, [who(c), c.req.query('id')]));
 // Custom-field values become properties of each appointment, as Engage's appointment_details has them.
 const CUSTOM_VALUES =
   "SELECT jsonb_object_agg(f.key, CASE f.type WHEN 'string' THEN to_jsonb(v.string_value)" +
@@ -51,7 +79,7 @@ const CUSTOM_VALUES =
   WHERE v.organisation_id = a.organisation_id AND v.appointment_id = a.id`;
 const DETAILS = 'FROM appointment a WHERE a.organisation_id = $1 ORDER BY a.start_time LIMIT 25';
 app.get('/details', async (c) => {
-  const org = c.req.header('x-organisation') as string;
+  const org = who(c);
   if (mode === 'stringify') {
     const rows = await sql.unsafe(`SELECT a.*, (${CUSTOM_VALUES}) AS __custom ${DETAILS}`, [org], { prepare: true });
     const merged = rows.map(({ __custom, ...row }) => ({ ...row, ...(__custom as object | null) }));
@@ -68,7 +96,7 @@ app.get('/details', async (c) => {
   return new Response(row!.body as string, { headers: { 'Content-Type': 'application/json' } });
 });
 app.get('/count', async (c) => {
-  const org = c.req.header('x-organisation');
+  const org = who(c);
   const [{ total }] = (await sql.unsafe(
     'SELECT count(*)::int AS total FROM contact WHERE organisation_id = $1',
     [org as string],
@@ -87,7 +115,7 @@ const CONTACTS_PAGE = 'SELECT * FROM contact c WHERE c.organisation_id = $1 ORDE
 const uuids = (ids: Iterable<unknown>) => `{${[...new Set(ids)].filter((id) => id !== null).join(',')}}`;
 const json = (body: unknown) => new Response(JSON.stringify(body), { headers: { 'Content-Type': 'application/json' } });
 app.get('/deals-with-contact', async (c) => {
-  const org = c.req.header('x-organisation') as string;
+  const org = who(c);
   if (mode === 'passthrough') {
     return answer(
       'SELECT d.*, (SELECT to_json(c) FROM contact c WHERE c.organisation_id = $1 AND c.id = d.contact_id)' +
@@ -105,7 +133,7 @@ app.get('/deals-with-contact', async (c) => {
   return json(deals.map((d) => ({ ...d, contact: byId.get(d.contact_id) ?? null })));
 });
 app.get('/contacts-with-deals', async (c) => {
-  const org = c.req.header('x-organisation') as string;
+  const org = who(c);
   if (mode === 'passthrough') {
     return answer(
       'SELECT c.*, coalesce((SELECT json_agg(d) FROM deal d WHERE d.organisation_id = $1 AND d.contact_id = c.id),' +
@@ -131,7 +159,7 @@ app.patch('/deal', async (c) => {
   const body = await c.req.json<{ status_key: string }>();
   await sql.unsafe(
     'UPDATE deal SET status_key = $3, updated_at = now() WHERE organisation_id = $1 AND id = $2',
-    [c.req.header('x-organisation'), c.req.query('id'), body.status_key] as never[],
+    [who(c), c.req.query('id'), body.status_key] as never[],
     {
       prepare: true,
     },
@@ -143,7 +171,7 @@ app.post('/calendars', async (c) => {
   await sql.unsafe(
     "INSERT INTO calendar (organisation_id, name, type) SELECT $1, b.name, 'virtual'" +
       ' FROM json_to_recordset($2::text::json) AS b(name text)',
-    [c.req.header('x-organisation'), JSON.stringify(rows)] as never[],
+    [who(c), JSON.stringify(rows)] as never[],
     { prepare: true },
   );
   return c.body(null, 201);

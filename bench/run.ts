@@ -487,6 +487,14 @@ async function rawCeiling(text: string, params: string[], duration: number): Pro
   return Math.round(count / duration);
 }
 
+/** A baseline's request with the bearer token of its organisation instead of the `x-organisation` header. */
+function withToken(request: Request | undefined, tokens: ReadonlyMap<string, string>): Request | undefined {
+  const organisation = request?.headers?.['x-organisation'];
+  if (!request || organisation === undefined) return undefined;
+  const { 'x-organisation': _, ...headers } = request.headers!;
+  return { ...request, headers: { ...headers, Authorization: `Bearer ${tokens.get(organisation)}` } };
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /**
@@ -527,7 +535,11 @@ function difference(a: unknown, b: unknown, path = '$'): string | null {
 }
 
 /** Each target's answer to a sameJson scenario's first request, held to Engage's; throws on a difference. */
-async function checkSameJson(scenario: Scenario, targets: readonly Target[]): Promise<void> {
+async function checkSameJson(
+  scenario: Scenario,
+  targets: readonly Target[],
+  requestFor: (t: Target) => Request | undefined,
+): Promise<void> {
   const body = async (t: Target, request: Request) => {
     const path = typeof request.path === 'string' ? request.path : request.path[0]!;
     const res = await fetch(t.base + path, { headers: request.headers });
@@ -539,10 +551,10 @@ async function checkSameJson(scenario: Scenario, targets: readonly Target[]): Pr
   const expected = await body(engage, scenario.requests.engage!);
   if (!Array.isArray(expected) || expected.length === 0) throw new Error(`${scenario.name}: Engage answered no rows`);
   for (const t of targets) {
-    // engage-10k reads another database; the other builds and set-ups of Engage answer as Engage.
-    const request = scenario.requests[t.name === 'stringify' || t.name === 'passthrough' ? t.name : 'engage'];
+    // engage-10k reads another database.
+    const request = requestFor(t);
     if (t.name === 'engage' || t.name === 'engage-10k' || !request) continue;
-    const driver = t.name === 'stringify';
+    const driver = t.name.startsWith('stringify');
     const d = difference(canonical(expected, driver), canonical(await body(t, request), driver));
     if (d) throw new Error(`${scenario.name}: ${t.name} answers other JSON than Engage (${d})`);
   }
@@ -674,6 +686,8 @@ try {
     engage2: 31004,
     engage10k: 31005,
     before: 31006,
+    stringifyToken: 31007,
+    passthroughToken: 31008,
   };
   const node = process.execPath;
   const engageTarget = (name: string, port: number, env: Record<string, string>, cwd = ROOT): Target => ({
@@ -710,8 +724,18 @@ try {
           base: `http://127.0.0.1:${ports.passthrough}`,
           process: start('passthrough', node, [baselines, 'passthrough', String(ports.passthrough), dbUrl], {}),
         },
+        // The same, checking the bearer token in each statement as Engage does: the fair comparison.
+        ...(['stringify', 'passthrough'] as const).map((mode) => ({
+          name: `${mode}-token`,
+          base: `http://127.0.0.1:${ports[`${mode}Token`]}`,
+          process: start(`${mode}-token`, node, [baselines, `${mode}-token`, String(ports[`${mode}Token`]), dbUrl], {}),
+        })),
       ];
   const chosen = scenarios(data, small).filter((scenario) => selected(scenario.name));
+  const tokens = new Map([
+    [data.large.id, data.large.token],
+    [data.counted.id, data.counted.token],
+  ]);
   if (!cluster && !args['skip-platformatic'] && chosen.some((scenario) => scenario.requests.platformatic)) {
     const config = {
       server: { hostname: '127.0.0.1', port: ports.platformatic, logger: { level: 'warn' } },
@@ -742,9 +766,12 @@ try {
   for (const scenario of chosen) {
     // The other builds and set-ups of Engage answer the same requests as Engage.
     const asEngage = new Set(['engage-2-workers', 'engage-before', 'engage-pgbouncer', 'engage-replica']);
-    const requestFor = (t: Target) => scenario.requests[asEngage.has(t.name) ? 'engage' : t.name];
+    const requestFor = (t: Target) =>
+      t.name.endsWith('-token')
+        ? withToken(scenario.requests[t.name.slice(0, -'-token'.length)], tokens)
+        : scenario.requests[asEngage.has(t.name) ? 'engage' : t.name];
     const runs = up.filter((t) => requestFor(t));
-    if (scenario.sameJson) await checkSameJson(scenario, runs);
+    if (scenario.sameJson) await checkSameJson(scenario, runs, requestFor);
     log(`${scenario.name}: warm-up`);
     for (const t of runs) await load(t, requestFor(t)!, 2);
     const samples = new Map<string, Measurement[]>();
