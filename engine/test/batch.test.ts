@@ -267,6 +267,17 @@ describe('a batch', () => {
     expect(get).toMatchObject({ status: 405, headers: { Allow: 'POST' } });
   });
 
+  it('batch: false turns batches off: 404, and no /$batch in the OpenAPI document', async () => {
+    const off = createEngine({ registry, db: t.db, batch: false });
+    const body = { operations: [{ method: 'GET', path: '/author' }] };
+    const res = await off
+      .handle(request('$batch', '', { method: 'POST', body }), mine)
+      .catch((e: unknown) => off.asApiError(e));
+    expect(res).toMatchObject({ status: 404 });
+    expect(Object.keys(off.openapi().paths as object)).not.toContain('/$batch');
+    expect(Object.keys(engine.openapi().paths as object)).toContain('/$batch');
+  });
+
   it('an operation fails as it would alone: a verb the resource lacks, an unknown resource', async () => {
     const res = await batch([
       { method: 'GET', path: '/author' },
