@@ -102,7 +102,7 @@ function parseOperations(body: unknown, max: number): Operation[] {
     }
     const method = typeof op.method === 'string' ? op.method.toUpperCase() : '';
     if (!(METHODS as readonly string[]).includes(method)) problem('method', `must be one of ${METHODS.join(', ')}`);
-    if (typeof op.path !== 'string' || !op.path.startsWith('/')) {
+    if (typeof op.path !== 'string' || op.path.replace(/^\//, '') === '') {
       problem('path', 'must be a path under the API, such as "/<resource>?<query>"');
     }
     const ref = op.ref;
@@ -121,7 +121,9 @@ function parseOperations(body: unknown, max: number): Operation[] {
         }
       }
     }
-    return { ref: ref as string | undefined, method: method as Method, path: String(op.path), headers, body: op.body };
+    // The leading slash may be left out: `deal?id=eq.1` is `/deal?id=eq.1`.
+    const path = String(op.path).replace(/^\/?/, '/');
+    return { ref: ref as string | undefined, method: method as Method, path, headers, body: op.body };
   });
   if (problems.length) throw invalidBody(problems);
   return operations;

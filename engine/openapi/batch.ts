@@ -16,7 +16,7 @@ const OPERATION: Json = {
     method: { type: 'string', enum: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] },
     path: {
       type: 'string',
-      pattern: '^/',
+      minLength: 1,
       description: 'A path of this API with its query string: `/<resource>?<query>` or `/rpc/<function>`.',
     },
     headers: {

@@ -256,7 +256,7 @@ describe('a batch', () => {
       message: expect.stringContaining('1 to 5'),
     });
     expect((await batch([])).error).toMatchObject({ code: 'VALIDATION_FAILED' });
-    const bad = await batch([{ method: 'TRACE', path: 'author', extra: 1 }]);
+    const bad = await batch([{ method: 'TRACE', path: 7, extra: 1 }]);
     expect(bad.error?.context).toEqual([
       { item: 0, field: 'extra', message: 'is not a field of an operation' },
       { item: 0, field: 'method', message: expect.stringContaining('must be one of') },
@@ -276,6 +276,12 @@ describe('a batch', () => {
     expect(res).toMatchObject({ status: 404 });
     expect(Object.keys(off.openapi().paths as object)).not.toContain('/$batch');
     expect(Object.keys(engine.openapi().paths as object)).toContain('/$batch');
+  });
+
+  it('a path may leave out its leading slash', async () => {
+    const res = await batch([{ method: 'GET', path: 'author?select=name&name=eq.Ursula' }]);
+    expect(res.status, JSON.stringify(res.error)).toBe(200);
+    expect(res.body.results[0].body).toEqual([{ name: 'Ursula' }]);
   });
 
   it('an operation fails as it would alone: a verb the resource lacks, an unknown resource', async () => {
