@@ -688,6 +688,7 @@ try {
     before: 31006,
     stringifyToken: 31007,
     passthroughToken: 31008,
+    engageInfo: 31009,
   };
   const node = process.execPath;
   const engageTarget = (name: string, port: number, env: Record<string, string>, cwd = ROOT): Target => ({
@@ -712,6 +713,8 @@ try {
         engageTarget('engage', ports.engage, { DATABASE_URL: dbUrl }),
         // The same server with WORKERS=2, for the scaling from one process to two.
         engageTarget('engage-2-workers', ports.engage2, { DATABASE_URL: dbUrl, WORKERS: '2' }),
+        // With the access log on, as a deployment runs by default (LOG_LEVEL=info).
+        engageTarget('engage-log-info', ports.engageInfo, { DATABASE_URL: dbUrl, LOG_LEVEL: 'info' }),
         engageTarget('engage-10k', ports.engage10k, { DATABASE_URL: smallUrl }),
         ...(args.before ? [engageTarget('engage-before', ports.before, { DATABASE_URL: dbUrl }, args.before)] : []),
         {
@@ -765,7 +768,13 @@ try {
   const ceilings: Record<string, number> = {};
   for (const scenario of chosen) {
     // The other builds and set-ups of Engage answer the same requests as Engage.
-    const asEngage = new Set(['engage-2-workers', 'engage-before', 'engage-pgbouncer', 'engage-replica']);
+    const asEngage = new Set([
+      'engage-2-workers',
+      'engage-log-info',
+      'engage-before',
+      'engage-pgbouncer',
+      'engage-replica',
+    ]);
     const requestFor = (t: Target) =>
       t.name.endsWith('-token')
         ? withToken(scenario.requests[t.name.slice(0, -'-token'.length)], tokens)
@@ -851,6 +860,8 @@ function markdown(report: {
       ` ${report.settings.rounds} rounds of ${report.settings.durationSeconds} s per target, medians shown.`,
     'engage-2-workers is the same server with WORKERS=2 (each process with its own pool; RSS is the largest worker);' +
       ' engage-10k is Engage on a database of 10,000 contacts;' +
+      ' engage-log-info is Engage with LOG_LEVEL=info (its access log on, as deployed; the others run at warn);' +
+      ' stringify-token and passthrough-token check the bearer token in their statements as Engage does;' +
       ' engage-before, when present, is the build given with --before (its ratio is after ÷ before).',
     'With --scale, all on one primary with a streaming replica on the same machine: engage connects directly,' +
       ' engage-pgbouncer through PgBouncer 1.18 (pool_mode=transaction, DATABASE_PREPARE=0),' +
