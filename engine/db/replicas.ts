@@ -1,7 +1,8 @@
 /**
  * Reads on streaming replicas (READ_DATABASE_URL). The primary takes every write and every
- * transaction; a read may go to a replica that is close enough behind, or, when it must see a write
- * (it carries that write's position), to one that has replayed past it. No replica fits: the primary.
+ * transaction but one of reads alone (a batch of reads); a read may go to a replica that is close
+ * enough behind, or, when it must see a write (it carries that write's position), to one that has
+ * replayed past it. No replica fits: the primary.
  *
  * Positions are WAL positions (LSNs, `16/B374D848`). A poll every POLL_MS reads the primary's
  * position and each replica's replayed one; a replica is used while it has replayed all the primary
@@ -11,7 +12,7 @@
 
 import { formatPosition, parsePosition } from '../wal-position.ts';
 import { mapDatabaseError } from './errors.ts';
-import type { Database, Row, SqlParam } from './port.ts';
+import type { Database, Queryable, Row, SqlParam } from './port.ts';
 
 /** How often positions are read: a write's position is seen on a replica at most this much later. */
 export const POLL_MS = 100;
@@ -55,6 +56,16 @@ export function withReplicas(primary: Database, databases: readonly Database[], 
         if (mapDatabaseError(error).code !== 'DATABASE_UNAVAILABLE') throw error;
         replica.replayed = undefined;
         return primary.query<T>(text, params, lane);
+      }
+    },
+    // A transaction of reads (a batch of them): run again on the primary when the replica fails it.
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>, lane?: string) {
+      try {
+        return await replica.db.transaction(fn, lane);
+      } catch (error) {
+        if (mapDatabaseError(error).code !== 'DATABASE_UNAVAILABLE') throw error;
+        replica.replayed = undefined;
+        return primary.transaction(fn, lane);
       }
     },
   });

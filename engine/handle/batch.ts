@@ -5,11 +5,12 @@
  * row the operation named `ref` wrote or read.
  */
 import { laneOf, type Scope } from '../compile/scope.ts';
+import type { Queryable } from '../db/port.ts';
 import { inTransaction } from '../db/within.ts';
 import { ApiError, bearerRefused, invalidBody, type Problem } from '../errors.ts';
 import { contentType, JSON_MEDIA } from '../media-types.ts';
 import { parseJsonBody } from '../parse/body.ts';
-import { parsePreferences } from '../parse/headers.ts';
+import { CONSISTENCY_HEADER, parsePreferences } from '../parse/headers.ts';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../parse/idempotency.ts';
 import type { RawRequest } from '../parse/index.ts';
 import type { EngineResponse } from '../respond.ts';
@@ -129,6 +130,12 @@ function parseOperations(body: unknown, max: number): Operation[] {
   return operations;
 }
 
+/** A transaction of reads alone: one snapshot for all of them, and nothing written by mistake. */
+const READ_ONLY = 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY';
+
+/** Whether an operation only reads a resource (a function may write, whatever its method). */
+const reads = (op: Operation) => (op.method === 'GET' || op.method === 'HEAD') && !op.path.startsWith('/rpc/');
+
 /** Whether an operation's path or body uses `@{ref.field}`. */
 const usesReferences = (op: Operation) =>
   op.path.includes('@{') || (op.body !== undefined && JSON.stringify(op.body).includes('@{'));
@@ -231,8 +238,8 @@ export function batcher(ctx: Context, serve: Serve, keys: Idempotency | null, op
     throw new Error('engine: batch.maxOperations must be a whole number, at least 1');
 
   /** Runs the operations on `tx`, in order; the first failure throws, and the caller rolls back. */
-  async function runAll(tx: Parameters<typeof inTransaction>[1], operations: Operation[], given: Scope | undefined) {
-    const within = ctx.within(inTransaction(ctx.db, tx));
+  async function runAll(tx: Queryable, operations: Operation[], given: Scope | undefined, db = ctx.db) {
+    const within = ctx.within(inTransaction(db, tx));
     const tenant = await within.authorize(given);
     if (tenant === null) throw bearerRefused();
     // The token holds for this transaction, checked in it: its operations need not check it again.
@@ -347,6 +354,15 @@ export function batcher(ctx: Context, serve: Serve, keys: Idempotency | null, op
           if (error !== undo) throw error;
         });
       return answer(results);
+    } else if (operations.every(reads)) {
+      // Reads alone may run where a read would (a replica that has the Consistency-Token's write),
+      // on one snapshot; they have written nothing to give a position for.
+      const source = ctx.readOn(raw.header(CONSISTENCY_HEADER));
+      const run = async (tx: Queryable) => {
+        await tx.query(READ_ONLY);
+        return runAll(tx, operations, scope, source);
+      };
+      return answer(await source.transaction(run, laneOf(scope)));
     } else {
       response = answer(await ctx.db.transaction((tx) => runAll(tx, operations, scope), laneOf(scope)));
     }

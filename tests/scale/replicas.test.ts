@@ -131,6 +131,39 @@ describe('reads on a streaming replica', () => {
     }
   });
 
+  it('a batch of reads is served by the replica; a batch that writes, by the primary, with a Consistency-Token', async () => {
+    const call = await api(on(REPLICA_URL), 60_000);
+    const batch = (operations: unknown[], headers: Record<string, string> = {}) =>
+      call('/$batch', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...headers },
+        body: JSON.stringify({ operations }),
+      });
+    const names = async (response: Response) => {
+      expect(response.status).toBe(200);
+      const { results } = (await response.json()) as { results: Array<{ body: Array<{ name: string }> | null }> };
+      return results.map((r) => (r.body ?? []).map((c) => c.name));
+    };
+    await pause();
+    try {
+      await writeDirectly('batch-unseen');
+      const reads = [
+        { method: 'GET', path: '/calendar?select=name&name=like.batch-*' },
+        { method: 'GET', path: '/calendar?select=name&name=eq.batch-mine' },
+      ];
+      expect(await names(await batch(reads))).toEqual([[], []]);
+      const wrote = await batch([{ method: 'POST', path: '/calendar', body: { name: 'batch-mine' } }, reads[0]]);
+      const token = wrote.headers.get('Consistency-Token');
+      expect(token).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+      expect((await names(wrote))[1]).toEqual(expect.arrayContaining(['batch-unseen', 'batch-mine']));
+      // The token sends the reads to the primary while the replica is behind.
+      const seen = await names(await batch(reads, { 'Consistency-Token': token! }));
+      expect(seen[1]).toEqual(['batch-mine']);
+    } finally {
+      await resume();
+    }
+  });
+
   it('a batch import through /v1 answers with a Consistency-Token too', async () => {
     const call = await api(on(REPLICA_URL), 60_000);
     await pause();
