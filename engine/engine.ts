@@ -10,7 +10,7 @@ import { INSTALL_LOCK, installStatements } from './compile/install.ts';
 import type { Scope } from './compile/scope.ts';
 import type { Database, Queryable } from './db/port.ts';
 import type { ApiError } from './errors.ts';
-import { BATCH_PATH, type BatchOptions, batcher, DEFAULT_MAX_OPERATIONS, type Written } from './handle/batch.ts';
+import { BATCH_PATH, type BatchOptions, batcher, type Written } from './handle/batch.ts';
 import { call } from './handle/call.ts';
 import { Context, type EngineObserver } from './handle/context.ts';
 import { type Outbox, outbox } from './handle/events.ts';
@@ -257,7 +257,7 @@ export function createEngine(options: EngineOptions): Engine {
 
     handle(sent, given, handleOptions) {
       const scope = ctx.resolve(given);
-      if (sent.resource === BATCH_PATH && batch) return batch(sent, scope);
+      if (sent.resource === BATCH_PATH && batch) return batch.serve(sent, scope);
       return serve(ctx, sent, scope, keys, handleOptions?.timings ? new StageClock() : undefined);
     },
 
@@ -274,7 +274,7 @@ export function createEngine(options: EngineOptions): Engine {
       openapi ??= buildOpenApi(registry, {
         idempotency: keys !== null,
         rateLimit: options.rateLimit !== undefined,
-        batch: options.batch !== false && { maxOperations: options.batch?.maxOperations ?? DEFAULT_MAX_OPERATIONS },
+        batch: batch !== null && { maxOperations: batch.maxOperations },
         ...options.openapi,
       });
       return openapi;

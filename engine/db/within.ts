@@ -5,8 +5,10 @@
  */
 import type { Database, Queryable } from './port.ts';
 
+/** Savepoints take turns (see `gate`), so one name serves them all. */
+const SAVEPOINT = 'engage_savepoint';
+
 export function inTransaction(db: Database, tx: Queryable): Database {
-  let depth = 0;
   /**
    * Settles once every savepoint begun so far has closed. Taken when a statement is sent (not when
    * it runs), so statements keep the order in which they were sent around each savepoint.
@@ -26,21 +28,19 @@ export function inTransaction(db: Database, tx: Queryable): Database {
       });
       gate = before.then(() => closed);
       await before;
-      const savepoint = `engage_savepoint_${++depth}`;
       try {
-        await tx.query(`SAVEPOINT ${savepoint}`);
+        await tx.query(`SAVEPOINT ${SAVEPOINT}`);
         let result: Awaited<ReturnType<typeof fn>>;
         try {
           result = await fn(tx);
         } catch (error) {
           // A connection that broke takes its transaction with it: the first failure is the one to tell.
-          await tx.query(`ROLLBACK TO SAVEPOINT ${savepoint}`).catch(() => {});
+          await tx.query(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`).catch(() => {});
           throw error;
         }
-        await tx.query(`RELEASE SAVEPOINT ${savepoint}`);
+        await tx.query(`RELEASE SAVEPOINT ${SAVEPOINT}`);
         return result;
       } finally {
-        depth--;
         open();
       }
     },

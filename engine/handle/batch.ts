@@ -251,7 +251,7 @@ export function batcher(ctx: Context, serve: Serve, keys: Idempotency | null, op
       try {
         const resolve = resolver(captured, index);
         const raw = operationRequest(op, resolve.path(op.path), resolve.body(op.body));
-        if (raw.resource === BATCH_PATH || raw.resource.startsWith(`${BATCH_PATH}/`)) {
+        if (raw.resource === BATCH_PATH) {
           throw new ApiError('VALIDATION_FAILED', 'a batch cannot hold a batch');
         }
         let written: Written | undefined;
@@ -318,7 +318,7 @@ export function batcher(ctx: Context, serve: Serve, keys: Idempotency | null, op
     return rowsOf(await serve(within, { ...everyField(raw), resource: written.resource, query }, scope));
   }
 
-  return async function batch(raw: RawRequest, scope: Scope | undefined): Promise<EngineResponse> {
+  async function batch(raw: RawRequest, scope: Scope | undefined): Promise<EngineResponse> {
     if (raw.method !== 'POST') {
       throw new ApiError('METHOD_NOT_ALLOWED', `${BATCH_PATH} answers POST, not ${raw.method}`, {
         headers: { Allow: 'POST' },
@@ -367,5 +367,7 @@ export function batcher(ctx: Context, serve: Serve, keys: Idempotency | null, op
       response = answer(await ctx.db.transaction((tx) => runAll(tx, operations, scope), laneOf(scope)));
     }
     return ctx.withPosition(response);
-  };
+  }
+
+  return { serve: batch, maxOperations: max };
 }

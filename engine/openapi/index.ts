@@ -5,6 +5,8 @@
  * its title and description, a header every operation takes, how callers authenticate, better
  * words for its errors, and paths of its own routes (`extend`).
  */
+
+import { DEFAULT_MAX_OPERATIONS } from '../handle/batch.ts';
 import { JSON_MEDIA } from '../media-types.ts';
 import { bodySchemas } from '../plan/body.ts';
 import type { Registry, Resource } from '../registry/index.ts';
@@ -72,7 +74,7 @@ export function buildOpenApi(registry: Registry, options: OpenApiOptions = {}): 
     ([status]) => (status !== '404' || options.errors?.[404] !== undefined) && (status !== '429' || limited),
   ) as Array<[string, readonly [string, string]]>;
   const shared = limited ? errors(429) : {};
-  const batch = options.batch ?? { maxOperations: 100 };
+  const batch = options.batch ?? { maxOperations: DEFAULT_MAX_OPERATIONS };
   const described = (status: string, fallback: string) => options.errors?.[Number(status) as ErrorStatus] ?? fallback;
   const document: Json = {
     openapi: '3.1.0',
