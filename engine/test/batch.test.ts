@@ -6,7 +6,7 @@
 import { foreignKey, integer, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiError, createEngine, createRegistry, defineResource, type Engine } from '../index.ts';
-import { type TestDatabase, testDatabase } from './database.ts';
+import { installedEngine, type TestDatabase } from './database.ts';
 import { request } from './requests.ts';
 
 const TABLES = `
@@ -61,9 +61,7 @@ let t: TestDatabase;
 let engine: Engine;
 
 beforeAll(async () => {
-  t = await testDatabase(TABLES);
-  engine = createEngine({ registry, db: t.db, batch: { maxOperations: 5 } });
-  await engine.install();
+  ({ t, engine } = await installedEngine(TABLES, { registry, batch: { maxOperations: 5 } }));
 });
 afterAll(() => t?.drop());
 

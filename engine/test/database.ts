@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import type { Database } from '../db/port.ts';
+import { createEngine, type Engine, type EngineOptions } from '../engine.ts';
 import { openPglite } from '../pglite.ts';
 import { connectPostgres } from '../postgres.ts';
 
@@ -34,4 +35,15 @@ export async function testDatabase(tables = ''): Promise<TestDatabase> {
       await admin.end({ timeout: 5 });
     },
   };
+}
+
+/** A database of the test file's own with `tables`, and an engine over it, `install()` run. */
+export async function installedEngine(
+  tables: string,
+  options: Omit<EngineOptions, 'db'>,
+): Promise<{ t: TestDatabase; engine: Engine }> {
+  const t = await testDatabase(tables);
+  const engine = createEngine({ ...options, db: t.db });
+  await engine.install();
+  return { t, engine };
 }

@@ -4,8 +4,8 @@
  */
 import { integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, createRegistry, defineResource, type Engine } from '../index.ts';
-import { type TestDatabase, testDatabase } from './database.ts';
+import { createRegistry, defineResource, type Engine } from '../index.ts';
+import { installedEngine, type TestDatabase } from './database.ts';
 import { request, send } from './requests.ts';
 
 const TABLES = `
@@ -29,9 +29,7 @@ let t: TestDatabase;
 let engine: Engine;
 
 beforeAll(async () => {
-  t = await testDatabase(TABLES);
-  engine = createEngine({ registry, db: t.db });
-  await engine.install();
+  ({ t, engine } = await installedEngine(TABLES, { registry }));
 });
 afterAll(() => t?.drop());
 

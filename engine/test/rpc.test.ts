@@ -8,8 +8,8 @@ import { PostgrestClient } from '@supabase/postgrest-js';
 import { integer, numeric, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engageApp } from '../hono/index.ts';
-import { createEngine, createRegistry, defineFunction, defineResource, type Engine } from '../index.ts';
-import { type TestDatabase, testDatabase } from './database.ts';
+import { createRegistry, defineFunction, defineResource, type Engine } from '../index.ts';
+import { installedEngine, type TestDatabase } from './database.ts';
 
 const [A, B] = ['aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa', 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb'];
 
@@ -87,9 +87,7 @@ let engine: Engine;
 let app: ReturnType<typeof engageApp>;
 
 beforeAll(async () => {
-  t = await testDatabase(TABLES);
-  engine = createEngine({ registry, db: t.db });
-  await engine.install();
+  ({ t, engine } = await installedEngine(TABLES, { registry }));
   // The workspace is the X-Workspace header's (the host's own auth, as simple as it gets).
   app = engageApp({ engine, scope: (c) => ({ tenant: c.req.header('x-workspace') ?? A }) });
 });

@@ -15,8 +15,8 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, createRegistry, defineResource, type Engine } from '../index.ts';
-import { type TestDatabase, testDatabase } from './database.ts';
+import { createRegistry, defineResource, type Engine } from '../index.ts';
+import { installedEngine, type TestDatabase } from './database.ts';
 import { request, send } from './requests.ts';
 
 const [A, B] = ['aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa', 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb'];
@@ -90,9 +90,7 @@ let t: TestDatabase;
 let engine: Engine;
 
 beforeAll(async () => {
-  t = await testDatabase(TABLES);
-  engine = createEngine({ registry, db: t.db });
-  await engine.install();
+  ({ t, engine } = await installedEngine(TABLES, { registry }));
 });
 afterAll(() => t?.drop());
 
