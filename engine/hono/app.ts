@@ -112,7 +112,7 @@ export function engageApp(options: EngageAppOptions): Hono {
   app.get('/', (c) => openapi(c, c.req.path));
 
   /** A request of a resource (`handle`) or of a function (`call`), answered as the engine answers it. */
-  const serve = (c: Context, target: string, run: typeof engine.handle) => async () => {
+  const serve = async (c: Context, target: string, run: typeof engine.handle) => {
     let scope: Scope | undefined;
     try {
       scope = await scopeOf(c);
@@ -144,10 +144,10 @@ export function engageApp(options: EngageAppOptions): Hono {
   };
 
   app.all('/rpc/:function', (c) =>
-    serve(c, c.req.param('function'), (raw, scope, timing) => engine.call(raw.resource, raw, scope, timing))(),
+    serve(c, c.req.param('function'), (raw, scope, timing) => engine.call(raw.resource, raw, scope, timing)),
   );
   app.all('/:resource', (c) =>
-    serve(c, c.req.param('resource'), (raw, scope, timing) => engine.handle(raw, scope, timing))(),
+    serve(c, c.req.param('resource'), (raw, scope, timing) => engine.handle(raw, scope, timing)),
   );
 
   // The mount path with its trailing slash is the document too; anything else is not served.
