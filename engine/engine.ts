@@ -9,7 +9,7 @@ import type { PgTable } from 'drizzle-orm/pg-core';
 import { INSTALL_LOCK, installStatements } from './compile/install.ts';
 import type { Scope } from './compile/scope.ts';
 import type { Database, Queryable } from './db/port.ts';
-import type { ApiError } from './errors.ts';
+import { ApiError } from './errors.ts';
 import { BATCH_PATH, type BatchOptions, batcher, type Written } from './handle/batch.ts';
 import { call } from './handle/call.ts';
 import { Context, type EngineObserver } from './handle/context.ts';
@@ -20,6 +20,7 @@ import { type Importer, importers } from './handle/import.ts';
 import { type PageRequest, page } from './handle/page.ts';
 import { type RateLimit, type RateLimitState, rateLimiter } from './handle/rate-limit.ts';
 import { read } from './handle/read.ts';
+import { type EngineStream, subscribe } from './handle/streams.ts';
 import { tokens } from './handle/tokens.ts';
 import { write } from './handle/write.ts';
 import { buildOpenApi, type OpenApiOptions } from './openapi/index.ts';
@@ -30,6 +31,7 @@ import type { RawRequest } from './parse/index.ts';
 import type { Registry } from './registry/index.ts';
 import { readTable } from './registry/table.ts';
 import type { EngineResponse } from './respond.ts';
+import { StreamHub, type StreamOptions } from './streams/hub.ts';
 import { StageClock } from './timings.ts';
 import type { Tokens } from './tokens.ts';
 
@@ -69,6 +71,8 @@ export interface EngineOptions {
   readonly idempotency?: IdempotencyOptions | false;
   /** Batches (`POST <mount>/$batch`): their limits; on by default, `false` turns them off (404). */
   readonly batch?: BatchOptions | false;
+  /** Streams of changes of the resources with `changes` (`subscribe`): their limits. */
+  readonly streams?: StreamOptions;
 }
 
 /** A write of a host's own, run once per key by `Engine.once`. */
@@ -152,6 +156,17 @@ export interface Engine {
   ): Promise<EngineResponse>;
   /** The outbox of the events of writes (registry/events.ts); null when the registry declares none. */
   readonly events: Outbox | null;
+  /**
+   * A GET of a resource with `changes` as a stream of its changes (`Accept: text/event-stream`),
+   * from the position of its `Last-Event-ID` header or from now: the response's body is
+   * Server-Sent Events, written until the client cancels it or `close()`. Throws ApiError as
+   * `handle` does (410 CHANGE_POSITION_EXPIRED for a position older than retention keeps).
+   */
+  subscribe(request: RawRequest, scope?: Scope): Promise<EngineStream>;
+  /** Open streams and events sent, in this process; null when no resource has changes. */
+  streams(): { readonly open: number; readonly sent: number } | null;
+  /** Ends every stream (their clients resume elsewhere) and stops the engine's timers; the database stays open. */
+  close(): void;
 }
 
 /** A request of a resource (QUERY as GET), on `ctx`: explain, write, OPTIONS or read. */
@@ -204,14 +219,38 @@ export function createEngine(options: EngineOptions): Engine {
   if (tokenTable !== null && registry.tenant === null) {
     throw new Error('engine: built-in tokens act for a tenant, and this registry has none: declare its tenant');
   }
-  const ctx = new Context({
+  const { observer } = options;
+  const changes = registry.resources.filter((r) => r.changes);
+  const hub: StreamHub | null =
+    changes.length === 0
+      ? null
+      : new StreamHub(
+          {
+            db,
+            tokens: tokenTable,
+            observe: <T>(run: () => Promise<T>): Promise<T> => ctx.observe('changes', run),
+            onEvent: observer?.onStreamEvent && ((lag) => observer.onStreamEvent!(lag)),
+            onError: (task, error) => observer?.onBackgroundError?.(task, error),
+          },
+          options.streams ?? {},
+        );
+  const ctx: Context = new Context({
     registry,
     db,
     maxRows: options.maxRows ?? 1000,
     readCacheSize: options.readCacheSize ?? 1000,
     planEnabled: options.planEnabled ?? false,
     nodeJson: options.jsonBuiltBy === 'node',
-    observer: options.observer,
+    // A write of this process has its streams read the log at once rather than at their next poll.
+    observer: hub
+      ? {
+          ...observer,
+          onStatement(kind, ms, failed) {
+            observer?.onStatement?.(kind, ms, failed);
+            if (!failed && (kind === 'write' || kind === 'import')) hub.poke();
+          },
+        }
+      : observer,
     tokens: tokenTable,
   });
   let openapi: Record<string, unknown> | undefined;
@@ -241,6 +280,7 @@ export function createEngine(options: EngineOptions): Engine {
         customFields: registry.resources.some((r) => r.customFields),
         idempotency: keys !== null,
         events: registry.events !== null,
+        changes,
         tokens:
           tokenTable === null
             ? null
@@ -253,6 +293,7 @@ export function createEngine(options: EngineOptions): Engine {
         await tx.query(INSTALL_LOCK);
         for (const statement of statements) await tx.query(statement);
       });
+      await hub?.start();
     },
 
     handle(sent, given, handleOptions) {
@@ -284,6 +325,16 @@ export function createEngine(options: EngineOptions): Engine {
     importer: (collection) => imports.get(collection),
     limit: options.rateLimit ? rateLimiter(ctx, options.rateLimit) : null,
     events: registry.events && outbox(registry.events.subscribers, registry.tenant),
+
+    async subscribe(request, given) {
+      const scope = ctx.resolve(given);
+      if (!hub) {
+        throw await ctx.tokenFirst(scope, new ApiError('NOT_ACCEPTABLE', 'no resource here has a stream of changes'));
+      }
+      return subscribe(ctx, hub, request, scope);
+    },
+    streams: () => hub?.stats() ?? null,
+    close: () => hub?.close(),
 
     async once(given, request, run) {
       const scope = ctx.resolve(given);

@@ -41,6 +41,8 @@ const CODES = {
   IDEMPOTENCY_KEY_REUSED: 422,
   /** `If-Match` names none of the versions the records written are at. */
   PRECONDITION_FAILED: 412,
+  /** A stream's `Last-Event-ID` is older than the changes kept (CHANGES_RETENTION_HOURS): read again. */
+  CHANGE_POSITION_EXPIRED: 410,
   /** More requests than the rate limit allows in its window (`Retry-After` says when to try again). */
   RATE_LIMITED: 429,
   REQUEST_HEADER_FIELDS_TOO_LARGE: 431,

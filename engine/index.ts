@@ -30,6 +30,7 @@ export type { IdempotencyOptions } from './handle/idempotency.ts';
 export type { Importer } from './handle/import.ts';
 export type { PageRequest } from './handle/page.ts';
 export type { RateLimit, RateLimitState } from './handle/rate-limit.ts';
+export { type EngineStream, EVENT_STREAM_MEDIA } from './handle/streams.ts';
 export { CSV_MEDIA, contentType, JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
 export {
   buildOpenApi,
@@ -68,6 +69,8 @@ export {
   type Verb,
 } from './registry/index.ts';
 export type { EngineResponse } from './respond.ts';
+export type { StreamOptions } from './streams/hub.ts';
+export { CHANGE_POSITION_HEADER } from './streams/position.ts';
 export { STAGES, type Stage, type Timings } from './timings.ts';
 export { type CreateTokenOptions, type TokenInfo, type Tokens, tokenScope } from './tokens.ts';
 export { typescriptTypes } from './typescript-types.ts';

@@ -2,9 +2,11 @@
  * The database objects the engine's own statements need, created idempotently by
  * `engine.install()`: `engage_fail`, which a write's checks call to abort the statement; with custom
  * fields, `engage_parses`, which checks custom values inside a statement; with built-in tokens, their
- * table; with idempotency keys (on by default), theirs; with events, the outbox.
+ * table; with idempotency keys (on by default), theirs; with events, the outbox; with resources that
+ * have changes, the change log and the triggers on their tables that fill it (compile/changes.ts).
  */
-import type { Tenancy } from '../registry/index.ts';
+import type { Resource, Tenancy } from '../registry/index.ts';
+import { CHANGE_LOG_TABLES, captureTriggers } from './changes.ts';
 import { OUTBOX_INDEX, outboxTable } from './events.ts';
 import { IDEMPOTENCY_INDEX, idempotencyTable } from './idempotency.ts';
 import { ident } from './sql.ts';
@@ -19,6 +21,8 @@ export interface InstallOptions {
   readonly events: boolean;
   /** The token table's name, when the engine has built-in tokens, and the table of tenants they belong to. */
   readonly tokens: { readonly table: string; readonly tenants: { table: string; key: string } | null } | null;
+  /** The resources whose changes are streamed: their tables get capture triggers. */
+  readonly changes: readonly Resource[];
 }
 
 /** Serialises installs (several processes may start at once), for the transaction it is taken in. */
@@ -59,6 +63,10 @@ export function installStatements(options: InstallOptions): string[] {
   if (options.customFields) statements.push(PARSES);
   if (options.idempotency) statements.push(idempotencyTable(options.tenancy), IDEMPOTENCY_INDEX);
   if (options.events) statements.push(outboxTable(options.tenancy), OUTBOX_INDEX);
+  if (options.changes.length > 0) {
+    const tables = new Map(options.changes.map((r) => [r.table, r]));
+    statements.push(...CHANGE_LOG_TABLES, ...[...tables.values()].flatMap(captureTriggers));
+  }
   const { tenancy, tokens } = options;
   if (tokens !== null && tenancy !== null) {
     const table = ident(tokens.table);

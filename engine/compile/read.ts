@@ -61,11 +61,14 @@ export function compileRead(
   // A singular read of a record with versions answers its ETag.
   const versioned = plan.format === 'object' && plan.resource.updatedAt && !plan.grouped;
   const version = versioned ? compiler.version(plan) : 'NULL::text';
+  // A resource with changes tells the snapshot the read saw: a stream resumes from it (Change-Position).
+  const snapshot = plan.resource.changes ? 'pg_current_snapshot()::text' : 'NULL::text';
 
   if (shape) {
     // The page's rows in order after one row of the rest, which an empty page still has.
     const text =
       `${cte} SELECT m.*, r.* FROM (SELECT ${head}, ${total}::text AS total, ${version} AS version,` +
+      ` ${snapshot} AS snapshot,` +
       ` ${params.evaluations()} AS converted) m LEFT JOIN LATERAL (SELECT row_number() OVER () AS "n", _r.*` +
       ` FROM (${rows.sql}) _r) r ON true ORDER BY r."n"`;
     return { text, params: params.values, rows: shape };
@@ -73,7 +76,7 @@ export function compileRead(
   const body = jsonBody(rows.row, plan.head ? 'none' : plan.format, params);
   const text =
     `${cte} SELECT ${head}, count(*)::int4 AS page_total, ${total}::text AS total, ${body} AS body,` +
-    ` ${version} AS version, ${params.evaluations()} AS converted FROM (${rows.sql}) _t`;
+    ` ${version} AS version, ${snapshot} AS snapshot, ${params.evaluations()} AS converted FROM (${rows.sql}) _t`;
   return { text, params: params.values };
 }
 

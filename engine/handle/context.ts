@@ -28,7 +28,8 @@ export type StatementKind =
   | 'import'
   | 'token'
   | 'rate-limit'
-  | 'idempotency';
+  | 'idempotency'
+  | 'changes';
 
 /** Statements that take row locks run alone on their connection: a lock wait holds up no other statement. */
 const ALONE: ReadonlySet<StatementKind> = new Set(['write', 'rate-limit']);
@@ -39,6 +40,10 @@ export interface EngineObserver {
   onStatement?(kind: StatementKind, ms: number, failed: boolean): void;
   /** A read found its compiled statement in the read cache (true) or compiled it (false). */
   onCache?(hit: boolean): void;
+  /** A stream sent an event, `lagMs` after its change was written. */
+  onStreamEvent?(lagMs: number): void;
+  /** Work of the engine's own, outside any request, failed (reading the change log): it is tried again. */
+  onBackgroundError?(task: string, error: unknown): void;
 }
 
 export interface ContextOptions {

@@ -10,6 +10,7 @@ import { planRead } from '../plan/read.ts';
 import type { ReadPlan } from '../plan/types.ts';
 import { type EngineResponse, respondRead } from '../respond.ts';
 import { type RowShape, rowsBody } from '../row-json.ts';
+import { CHANGE_POSITION_HEADER, formatPosition, fromSnapshot } from '../streams/position.ts';
 import type { StageClock } from '../timings.ts';
 import type { Context } from './context.ts';
 
@@ -23,6 +24,8 @@ export interface ReadRow {
   body: string | null;
   /** A singular read's version (compile/version.ts), for its ETag. */
   version: string | null;
+  /** The snapshot the read saw, on a resource with changes (its Change-Position). */
+  snapshot?: string | null;
   /** Where Node builds the body: the row's place in the page, null on the row of an empty page. */
   n?: string | number | null;
 }
@@ -102,5 +105,7 @@ export async function read(
     clock?.lap('db');
   }
   const result = { pageTotal: row.page_total, total, body: row.body, version: row.version };
-  return ctx.timed(respondRead(plan, result, parseEntityTags(raw.header('if-none-match'))), clock);
+  const response = respondRead(plan, result, parseEntityTags(raw.header('if-none-match')));
+  if (row.snapshot) response.headers[CHANGE_POSITION_HEADER] = formatPosition(fromSnapshot(row.snapshot));
+  return ctx.timed(response, clock);
 }

@@ -9,6 +9,7 @@ import { requestId } from 'hono/request-id';
 import type { Scope } from '../compile/scope.ts';
 import type { Engine } from '../engine.ts';
 import { ApiError, bearerRefused } from '../errors.ts';
+import { wantsStream } from '../handle/streams.ts';
 import { contentType, JSON_MEDIA } from '../media-types.ts';
 import { STAGES, type Timings } from '../timings.ts';
 import { BODY_LIMIT, bodyUnread, checkDeclaredBody, readText } from './body.ts';
@@ -146,8 +147,31 @@ export function engageApp(options: EngageAppOptions): Hono {
   app.all('/rpc/:function', (c) =>
     serve(c, c.req.param('function'), (raw, scope, timing) => engine.call(raw.resource, raw, scope, timing)),
   );
+  /** A GET as a stream of its changes: Server-Sent Events until the client goes or the engine closes. */
+  const stream = async (c: Context) => {
+    let scope: Scope | undefined;
+    try {
+      scope = await scopeOf(c);
+      await options.check?.(c);
+      const url = c.req.url;
+      const q = url.indexOf('?');
+      const query = q < 0 ? '' : url.slice(q + 1);
+      const header = (name: string) => c.req.header(name);
+      const response = await engine.subscribe(
+        { method: 'GET', resource: c.req.param('resource')!, query, header, body: null },
+        scope,
+      );
+      // A stream is no one else's to keep either (no-cache), and a proxy must pass each event on as it comes.
+      return c.body(response.body, response.status, response.headers);
+    } catch (error) {
+      return fail(c, await engine.tokenFirst(scope, error));
+    }
+  };
+
   app.all('/:resource', (c) =>
-    serve(c, c.req.param('resource'), (raw, scope, timing) => engine.handle(raw, scope, timing)),
+    wantsStream(c.req.method, c.req.header('accept'))
+      ? stream(c)
+      : serve(c, c.req.param('resource'), (raw, scope, timing) => engine.handle(raw, scope, timing)),
   );
 
   // The mount path with its trailing slash is the document too; anything else is not served.

@@ -145,6 +145,12 @@ export interface ResourceDefinition {
    * (a signing secret): never read, filtered, ordered or written afterwards.
    */
   readonly shownOnce?: readonly string[];
+  /**
+   * Its GET can be a stream of changes (`Accept: text/event-stream`), and every GET tells its
+   * Change-Position: `install()` puts triggers on its table that log each committed change, whoever
+   * writes it. A table's, not a view's.
+   */
+  readonly changes?: boolean;
 }
 
 export interface RegistryOptions {
@@ -248,6 +254,8 @@ export interface Resource {
   readonly events: ResourceEvents | null;
   /** Fields only the representation of its create shows, not among `fields`. */
   readonly shownOnce: readonly Field[];
+  /** Whether its GET can be a stream of changes. */
+  readonly changes: boolean;
   /** The field sets (its key first) that tell its rows apart within a tenant. */
   readonly uniques: readonly (readonly Field[])[];
   field(name: string): Field | undefined;
@@ -339,6 +347,12 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
   mustExist(def.serverManaged, 'serverManaged');
   mustExist(def.keyset, 'keyset');
   mustExist(def.shownOnce, 'shownOnce');
+  if (def.changes && (viewKind(def.table) || !def.verbs.includes('GET'))) {
+    throw refuse(
+      def.name,
+      'changes are streamed by GET from triggers on a table: offer GET, from a table, or drop changes',
+    );
+  }
   mustExist(
     def.rules?.map((r) => r.field),
     'rules',
@@ -481,6 +495,7 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
     aggregates: def.aggregates ?? true,
     events: resourceEvents(def, context.events),
     shownOnce: hidden,
+    changes: def.changes ?? false,
     uniques: shape.uniques
       .map((columns) => columns.filter((c) => !tenanted || c !== tenant).map((c) => byName.get(c)))
       .filter((fields): fields is Field[] => fields.length > 0 && fields.every((f) => f !== undefined)),
