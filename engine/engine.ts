@@ -293,7 +293,6 @@ export function createEngine(options: EngineOptions): Engine {
         await tx.query(INSTALL_LOCK);
         for (const statement of statements) await tx.query(statement);
       });
-      await hub?.start();
     },
 
     handle(sent, given, handleOptions) {

@@ -32,7 +32,7 @@ const isWebhookUrl = (value: unknown) => {
   return (url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '';
 };
 
-export const resources: readonly ResourceDefinition[] = [
+const definitions: readonly ResourceDefinition[] = [
   defineResource({
     name: 'segment',
     table: t.segment,
@@ -173,6 +173,14 @@ export const resources: readonly ResourceDefinition[] = [
     orderable: ['created_at'],
   }),
 ];
+
+/**
+ * Every resource served with GET is also a stream of its changes (`Accept: text/event-stream`,
+ * docs/streams.md), whoever writes them: the API, imports, another program.
+ */
+export const resources: readonly ResourceDefinition[] = definitions.map((definition) =>
+  definition.verbs.includes('GET') ? { ...definition, changes: true } : definition,
+);
 
 /** The registry of the customer-engagement API. */
 export const registry = createRegistry(resources, registryOptions);

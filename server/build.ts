@@ -2,7 +2,14 @@
  * The whole API over one database: the registry, the engine, imports, webhooks and the Hono app. `npm start`
  * (server/main.ts) and the tests build it here, so they serve exactly the same thing.
  */
-import { createRegistry, type Database, type Engine, type RateLimit, type ResourceDefinition } from '@engage/engine';
+import {
+  createRegistry,
+  type Database,
+  type Engine,
+  type RateLimit,
+  type ResourceDefinition,
+  type StreamOptions,
+} from '@engage/engine';
 import { createImports, type Imports } from '../imports/index.ts';
 import { registry, registryOptions } from '../schema/registry.ts';
 import { organisation } from '../schema/tables.ts';
@@ -41,6 +48,8 @@ export interface ApiOptions {
   readonly idempotencyHours?: number;
   /** BATCH_MAX_OPERATIONS: the most operations of a batch (default 100). */
   readonly batchMaxOperations?: number;
+  /** STREAM_* and CHANGES_RETENTION_HOURS: the limits of streams of changes. */
+  readonly streams?: StreamOptions;
   /** How webhooks are delivered (WEBHOOK_ALLOW_PRIVATE; tests shorten the retries). */
   readonly webhooks?: Omit<WebhooksOptions, 'db' | 'engine'>;
   /**
@@ -79,10 +88,14 @@ export function buildApi(options: ApiOptions): Api {
     rateLimit: options.rateLimit && { ...options.rateLimit, perTenant: { table: organisation, column: 'rate_limit' } },
     idempotency: { hours: options.idempotencyHours },
     batch: { maxOperations: options.batchMaxOperations },
-    observer: metrics?.observer,
+    streams: options.streams,
+    observer: {
+      ...metrics?.observer,
+      onBackgroundError: (task, err) => logger?.error({ err, task }, 'engine background work failed'),
+    },
   });
   const imports = createImports({ db, engine });
-  metrics?.watch({ db, imports });
+  metrics?.watch({ db, imports, engine });
   /** Once every migration is applied, it stays so: GET /ready no longer asks the (maybe busy) pool. */
   const migrations: { upToDate?: MigrationState } = {};
   const webhooks = createWebhooks({ db, engine, ...options.webhooks });

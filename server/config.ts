@@ -88,6 +88,14 @@ const ConfigSchema = v.object({
   IDEMPOTENCY_HOURS: int(24, 1),
   /** The most operations one batch (`/api/v1/$batch`) holds. */
   BATCH_MAX_OPERATIONS: int(100, 1),
+  /** Seconds between the `: ping` comments of a stream of changes (docs/streams.md). */
+  STREAM_HEARTBEAT_S: int(15, 1),
+  /** Seconds within which a stream whose token was revoked ends. */
+  STREAM_REAUTH_S: int(30, 1),
+  /** Streams an organisation may hold open on each process (429 past it). */
+  STREAM_MAX_PER_TENANT: int(100, 1),
+  /** Hours changes are kept for streams to resume from (410 CHANGE_POSITION_EXPIRED past them). */
+  CHANGES_RETENTION_HOURS: int(24, 1),
   /** `N/S`: each token may make N requests per S seconds (429 past it); off when unset. */
   RATE_LIMIT: v.optional(
     v.pipe(

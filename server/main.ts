@@ -104,7 +104,7 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
   // The token CLI reaches the embedded database through this while the server holds it.
   const closeAdmin = embedded ? await serveAdmin(config.PGLITE_DIR, db) : async () => {};
   let draining = false;
-  const { app, worker, metrics } = buildApi({
+  const { app, worker, metrics, engine } = buildApi({
     db,
     maxRows: config.MAX_ROWS,
     fileLimit: config.FILE_UPLOAD_LIMIT,
@@ -118,6 +118,12 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
     rateLimit: config.RATE_LIMIT,
     idempotencyHours: config.IDEMPOTENCY_HOURS,
     batchMaxOperations: config.BATCH_MAX_OPERATIONS,
+    streams: {
+      heartbeatSeconds: config.STREAM_HEARTBEAT_S,
+      reauthSeconds: config.STREAM_REAUTH_S,
+      maxPerTenant: config.STREAM_MAX_PER_TENANT,
+      retentionHours: config.CHANGES_RETENTION_HOURS,
+    },
     webhooks: { allowPrivate: config.WEBHOOK_ALLOW_PRIVATE },
     metrics: config.METRICS_PORT || config.METRICS_TOKEN ? { token: config.METRICS_TOKEN } : undefined,
   });
@@ -150,6 +156,8 @@ async function serveApi(config: Config, log: Logger, prepared: boolean) {
     if (draining) return;
     draining = true;
     log.info({ signal }, 'stopping: finishing the requests in flight');
+    // Streams end now (their clients resume elsewhere with Last-Event-ID), or the drain would wait for them.
+    engine.close();
     const timeout = new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS));
     const [cut] = await Promise.all([
       server.drain(config.SHUTDOWN_TIMEOUT_MS),

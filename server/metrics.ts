@@ -5,7 +5,7 @@
  * observer (EngineObserver); the pool and imports are read when scraped.
  */
 
-import type { Database, EngineObserver } from '@engage/engine';
+import type { Database, Engine, EngineObserver } from '@engage/engine';
 import { type ServerType, serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
@@ -19,8 +19,8 @@ export interface Metrics {
   readonly observer: EngineObserver;
   /** Counts a finished request (access-log.ts hands each record here). */
   onRequest(record: RequestRecord): void;
-  /** The database and imports read when scraped. */
-  watch(sources: { db?: Database; imports?: Imports }): void;
+  /** The database, imports and the engine's streams, read when scraped. */
+  watch(sources: { db?: Database; imports?: Imports; engine?: Engine }): void;
   /** Prometheus text and its Content-Type. */
   render(): Promise<{ text: string; contentType: string }>;
 }
@@ -33,6 +33,7 @@ export function createMetrics(): Metrics {
   collectDefaultMetrics({ register: registry, prefix: 'engage_' });
   let db: Database | undefined;
   let imports: Imports | undefined;
+  let engine: Engine | undefined;
 
   const requests = new Counter({
     name: 'engage_http_requests_total',
@@ -117,9 +118,34 @@ export function createMetrics(): Metrics {
     },
   });
 
+  new Gauge({
+    name: 'engage_streams_open',
+    help: 'Streams of changes open in this process.',
+    registers: [registry],
+    collect() {
+      const stats = engine?.streams();
+      if (stats) this.set(stats.open);
+    },
+  });
+  const streamEvents = new Counter({
+    name: 'engage_stream_events_total',
+    help: 'Events sent on streams of changes.',
+    registers: [registry],
+  });
+  const streamLag = new Histogram({
+    name: 'engage_stream_lag_seconds',
+    help: 'Time from a change being written to its event being sent on a stream.',
+    buckets: BUCKETS,
+    registers: [registry],
+  });
+
   return {
     registry,
     observer: {
+      onStreamEvent(lagMs) {
+        streamEvents.inc();
+        streamLag.observe(lagMs / 1000);
+      },
       onStatement(kind, ms, failed) {
         statements.inc({ kind, outcome: failed ? 'error' : 'ok' });
         statementLatency.observe({ kind }, ms / 1000);
@@ -136,6 +162,7 @@ export function createMetrics(): Metrics {
     watch(sources) {
       db = sources.db ?? db;
       imports = sources.imports ?? imports;
+      engine = sources.engine ?? engine;
     },
     async render() {
       return { text: await registry.metrics(), contentType: registry.contentType };

@@ -117,13 +117,16 @@ export class StreamHub {
     return { open: this.#subscribers.size, sent: this.#sent };
   }
 
-  /** Starts the timers: pruning changes past their retention, heartbeats, checks of tokens. */
-  async start(): Promise<void> {
+  /**
+   * Starts the timers, once: pruning changes past their retention, heartbeats, checks of tokens. The
+   * first stream or write of the process starts them, so every process that serves prunes.
+   */
+  #start(): void {
     if (this.#closed || this.#intervals.length > 0) return;
-    this.#every(PRUNE_EVERY_MS, () => void this.prune());
+    this.#every(PRUNE_EVERY_MS, () => void this.#prune());
     this.#every(this.heartbeatMs, () => this.#heartbeat());
     this.#every(this.reauthMs, () => void this.#reauthorize());
-    await this.prune();
+    void this.#prune();
   }
 
   #every(ms: number, run: () => void): void {
@@ -133,7 +136,7 @@ export class StreamHub {
   }
 
   /** Deletes changes past their retention, a bounded batch per statement. */
-  async prune(): Promise<void> {
+  async #prune(): Promise<void> {
     try {
       for (;;) {
         const statement = compilePrune(this.retentionHours, PRUNE_BATCH);
@@ -179,6 +182,7 @@ export class StreamHub {
 
   /** Reads the log soon: a write of this process has committed, or a stream has opened. */
   poke(): void {
+    this.#start();
     if (this.#subscribers.size === 0 || this.#closed) return;
     if (this.#running) {
       this.#again = true;

@@ -24,6 +24,8 @@ export interface TestAppOptions {
   rateLimit?: { requests: number; seconds: number };
   /** How webhooks are delivered (a local receiver needs allowPrivate); the worker runs with `worker`. */
   webhooks?: ApiOptions['webhooks'];
+  /** Limits of streams of changes (tests shorten STREAM_REAUTH_S). */
+  streams?: ApiOptions['streams'];
   /** A database the test created already (while it prepared its resources); a new one by default. */
   database?: TestDatabase;
 }
@@ -38,10 +40,12 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     worker: options.worker ? { pollMs: 50 } : undefined,
     rateLimit: options.rateLimit,
     webhooks: options.webhooks,
+    streams: options.streams,
   });
   return {
     ...database,
     async drop() {
+      engine.close();
       await worker?.stop();
       await database.drop();
     },
