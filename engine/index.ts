@@ -30,8 +30,8 @@ export type { IdempotencyOptions } from './handle/idempotency.ts';
 export type { Importer } from './handle/import.ts';
 export type { PageRequest } from './handle/page.ts';
 export type { RateLimit, RateLimitState } from './handle/rate-limit.ts';
-export { type EngineStream, EVENT_STREAM_MEDIA } from './handle/streams.ts';
-export { CSV_MEDIA, contentType, JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
+export type { EngineStream } from './handle/streams.ts';
+export { CSV_MEDIA, contentType, EVENT_STREAM_MEDIA, JSON_MEDIA, OBJECT_MEDIA } from './media-types.ts';
 export {
   buildOpenApi,
   createBodySchema,

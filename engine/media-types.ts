@@ -6,3 +6,6 @@ export const OBJECT_MEDIA = 'application/vnd.pgrst.object+json';
 export const CSV_MEDIA = 'text/csv';
 /** A media type as a Content-Type header gives it. */
 export const contentType = (media: string): string => `${media}; charset=utf-8`;
+
+/** Server-Sent Events: a GET of a resource with changes, as a stream of them (handle/streams.ts). */
+export const EVENT_STREAM_MEDIA = 'text/event-stream';

@@ -23,6 +23,9 @@ export const registryOptions = {
     enabled: 'enabled',
     hostEvents: ['import.succeeded', 'import.failed'],
   },
+  // Every resource served with GET is also a stream of its changes (docs/streams.md), whoever
+  // writes them: the API, imports, another program.
+  changes: true,
 } as const satisfies RegistryOptions;
 
 /** A URL webhooks can be posted to: absolute http or https, at most 2,048 characters. */
@@ -32,7 +35,7 @@ const isWebhookUrl = (value: unknown) => {
   return (url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '';
 };
 
-const definitions: readonly ResourceDefinition[] = [
+export const resources: readonly ResourceDefinition[] = [
   defineResource({
     name: 'segment',
     table: t.segment,
@@ -173,14 +176,6 @@ const definitions: readonly ResourceDefinition[] = [
     orderable: ['created_at'],
   }),
 ];
-
-/**
- * Every resource served with GET is also a stream of its changes (`Accept: text/event-stream`,
- * docs/streams.md), whoever writes them: the API, imports, another program.
- */
-export const resources: readonly ResourceDefinition[] = definitions.map((definition) =>
-  definition.verbs.includes('GET') ? { ...definition, changes: true } : definition,
-);
 
 /** The registry of the customer-engagement API. */
 export const registry = createRegistry(resources, registryOptions);

@@ -440,8 +440,8 @@ const BEARER: Json = {
 /** The /v1 paths, tags and components, added to the engine's document. */
 function withVersioned(document: Json, registry: Registry, serverUrl: string): Json {
   const components = document.components as Record<string, Json>;
-  // Under a rate limit (the engine's document says so), /v1 counts against it too.
-  const limited = 'TooManyRequests' in components.responses! ? { 429: errorResponse(429) } : {};
+  // Under a rate limit (the engine's document has its headers), /v1 counts against it too.
+  const limited = 'RateLimit' in components.headers! ? { 429: errorResponse(429) } : {};
   const versioned = versionedPaths(registry, serverUrl).map(([path, item]): [string, Json] => [
     path,
     withShared(item, [], limited),

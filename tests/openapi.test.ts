@@ -457,11 +457,18 @@ describe('buildOpenApi: operations', () => {
         'application/vnd.pgrst.object+json': { schema: { $ref: '#/components/schemas/deal' } },
       },
     });
-    expect(Object.keys(get.responses)).toEqual(['200', '206', '304', '400', '401', '406', '416']);
+    // Every resource read here is a stream of changes too: 410 for an expired position, 429 past a tenant's streams.
+    expect(Object.keys(get.responses)).toEqual(['200', '206', '304', '400', '401', '406', '410', '416', '429']);
     // A record with a version: an ETag on a singular read, and If-None-Match to ask for it only once changed.
     expect(get.responses['200']).toMatchObject({ headers: { ETag: { $ref: '#/components/headers/ETag' } } });
     expect(names('/deal', 'get')).toContain('If-None-Match');
-    expect(doc.paths['/deal']!.head!.parameters).toEqual(get.parameters);
+    // As a stream: Server-Sent Events from Last-Event-ID; every read tells its Change-Position.
+    expect(get.responses['200']).toMatchObject({
+      headers: { 'Change-Position': { $ref: '#/components/headers/Change-Position' } },
+      content: { 'text/event-stream': { schema: { type: 'string' } } },
+    });
+    expect(names('/deal', 'get')).toContain('Last-Event-ID');
+    expect(names('/deal', 'head')).not.toContain('Last-Event-ID');
     expect(doc.paths['/deal']!.head!.responses['200']).not.toHaveProperty('content');
   });
 
@@ -643,7 +650,12 @@ describe('buildOpenApi: relations', () => {
       expect(doc.paths['/deal']![method]!.parameters).toContainEqual({ $ref: '#/components/parameters/select' });
     }
     expect(doc.paths['/deal']!.get!.parameters).toContainEqual({ $ref: '#/components/parameters/select.deal' });
-    expect(doc.paths['/deal']!.head!.parameters).toEqual(doc.paths['/deal']!.get!.parameters);
+    // HEAD takes GET's parameters but Last-Event-ID, which only a stream reads.
+    const stream = { $ref: '#/components/parameters/Last-Event-ID' };
+    expect(doc.paths['/deal']!.get!.parameters).toContainEqual(stream);
+    expect(doc.paths['/deal']!.head!.parameters).toEqual(
+      doc.paths['/deal']!.get!.parameters!.filter((p) => (p as { $ref?: string }).$ref !== stream.$ref),
+    );
   });
 
   it('documents for each aggregate exactly the field kinds the planner accepts', () => {

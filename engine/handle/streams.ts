@@ -8,6 +8,7 @@ import { compileSubscribe } from '../compile/changes.ts';
 import { compileRead } from '../compile/read.ts';
 import type { Scope } from '../compile/scope.ts';
 import { ApiError } from '../errors.ts';
+import { EVENT_STREAM_MEDIA } from '../media-types.ts';
 import { parseRequest, type RawRequest } from '../parse/index.ts';
 import { planRead } from '../plan/read.ts';
 import type { ReadPlan } from '../plan/types.ts';
@@ -21,8 +22,6 @@ import {
   parsePosition,
 } from '../streams/position.ts';
 import type { Context } from './context.ts';
-
-export const EVENT_STREAM_MEDIA = 'text/event-stream';
 
 /** A stream's response: its body is written until the client goes or the server closes it. */
 export interface EngineStream {

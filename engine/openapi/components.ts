@@ -34,6 +34,11 @@ export const ERROR_RESPONSES = {
     'Precondition Failed: a record the filters match is not at a version If-Match names, or none matches; ' +
       'nothing was written.',
   ],
+  410: [
+    'Gone',
+    'Gone: the Last-Event-ID of a stream is older than the changes kept (CHANGE_POSITION_EXPIRED): read again ' +
+      'and stream from the Change-Position of that read.',
+  ],
   413: ['PayloadTooLarge', 'Payload Too Large: the body exceeds its limit.'],
   415: ['UnsupportedMediaType', 'Unsupported Media Type: the body is not application/json.'],
   416: ['RangeNotSatisfiable', 'Range Not Satisfiable: the range starts past the last row.'],
@@ -41,7 +46,7 @@ export const ERROR_RESPONSES = {
     'TooManyRequests',
     'Too Many Requests: more requests than the rate limit allows in its window (RATE_LIMITED, transient); ' +
       'Retry-After says when the window ends. Under a rate limit every response carries RateLimit-Policy and ' +
-      'RateLimit.',
+      'RateLimit. Streams of changes: the tenant holds as many open on this server as it may.',
   ],
   422: [
     'UnprocessableContent',
@@ -153,6 +158,11 @@ export const SHARED_PARAMETERS: Record<string, Json> = {
       'nothing.',
     { type: 'string', minLength: 1, maxLength: 255 },
   ),
+  'Last-Event-ID': headerParameter(
+    'Last-Event-ID',
+    'With `Accept: text/event-stream`: the position to stream from, the id of the last event received or the ' +
+      'Change-Position of a read; every change committed after it is sent, once. Left out: from now.',
+  ),
   'Consistency-Token': headerParameter(
     'Consistency-Token',
     'Read after a write: the Consistency-Token header of a write response, sent back unchanged. With read ' +
@@ -194,6 +204,12 @@ export const HEADERS: Record<string, Json> = {
   },
   Location: {
     description: 'Where the created row can be read (with `Prefer: return=headers-only`).',
+    schema: { type: 'string' },
+  },
+  'Change-Position': {
+    description:
+      'The position of the snapshot this read saw: stream the changes after it with `Accept: text/event-stream` ' +
+      'and `Last-Event-ID: <this>`, and none is missed or sent twice.',
     schema: { type: 'string' },
   },
   'Consistency-Token': {

@@ -68,10 +68,14 @@ export function buildOpenApi(registry: Registry, options: OpenApiOptions = {}): 
   const headers = Object.keys(options.headers ?? {}).map((name) => ref('parameters', name));
   const schemes = Object.keys(options.securitySchemes ?? {});
   // The engine's operations name every error response but 404, there when the host describes it for its routes.
-  // 429 only under a rate limit.
+  // 429 only under a rate limit or with streams (a tenant's open streams are bounded); 410 only with streams.
   const limited = options.rateLimit ?? false;
+  const streamed = resources.some((r) => r.changes);
   const responses = Object.entries(ERROR_RESPONSES).filter(
-    ([status]) => (status !== '404' || options.errors?.[404] !== undefined) && (status !== '429' || limited),
+    ([status]) =>
+      (status !== '404' || options.errors?.[404] !== undefined) &&
+      (status !== '429' || limited || streamed) &&
+      (status !== '410' || streamed),
   ) as Array<[string, readonly [string, string]]>;
   const shared = limited ? errors(429) : {};
   const batch = options.batch ?? { maxOperations: DEFAULT_MAX_OPERATIONS };
@@ -115,7 +119,7 @@ export function buildOpenApi(registry: Registry, options: OpenApiOptions = {}): 
           name,
           {
             description: described(status, description),
-            headers: status === '429' ? { ...requestId, ...RATE_LIMIT_HEADERS } : requestId,
+            headers: status === '429' && limited ? { ...requestId, ...RATE_LIMIT_HEADERS } : requestId,
             content: { [JSON_MEDIA]: { schema: ref('schemas', 'Error') } },
           },
         ]),

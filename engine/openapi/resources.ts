@@ -5,7 +5,7 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { FIELD_KINDS, type FieldKind, KINDS } from '../field-kinds.ts';
-import { CSV_MEDIA, JSON_MEDIA, OBJECT_MEDIA } from '../media-types.ts';
+import { CSV_MEDIA, EVENT_STREAM_MEDIA, JSON_MEDIA, OBJECT_MEDIA } from '../media-types.ts';
 import { OPERATORS_BY_KIND } from '../operators.ts';
 import { bodySchemas } from '../plan/body.ts';
 import { AGGREGATE_KINDS, SELECT_CASTS } from '../plan/casts.ts';
@@ -234,7 +234,19 @@ function operation(resource: Resource, action: string, summary: string, rest: Js
   return { operationId: `${action}_${resource.name}`, tags: [resource.name], summary, ...rest };
 }
 
+/** What `Accept: text/event-stream` answers on a resource with changes. */
+const STREAM_CONTENT = {
+  schema: {
+    type: 'string',
+    description:
+      'Server-Sent Events, one per committed change a GET with the same filters would show before or after ' +
+      'it: `id: <position>`, `event: insert|update|delete`, `data: {"type", "key", "record"}` (`record`, the ' +
+      'row as `select` shows it, absent on delete); a `: ping` comment every STREAM_HEARTBEAT_S.',
+  },
+};
+
 function readOperations(resource: Resource): Json {
+  const { changes } = resource;
   const parameters = [
     ...filterRefs(resource),
     ref('parameters', selectKey(resource)),
@@ -242,19 +254,26 @@ function readOperations(resource: Resource): Json {
     ...shared('limit', 'offset', 'Range', 'Range-Unit', 'Prefer', 'Consistency-Token'),
     ...(resource.updatedAt ? shared('If-None-Match') : []),
   ];
-  const range = { 'Content-Range': ref('headers', 'Content-Range'), ...versioned(resource) };
+  const position = changes ? { 'Change-Position': ref('headers', 'Change-Position') } : {};
+  const range = { 'Content-Range': ref('headers', 'Content-Range'), ...versioned(resource), ...position };
   const failures = errors(400, 401, 406, 416);
+  const ok = rows(resource, 'OK', range);
   return {
     get: operation(resource, 'list', `List ${resource.name}`, {
       description:
         'Also served as `QUERY` (the HTTP QUERY method) with the query string, or the rest of it, as an ' +
-        '`application/x-www-form-urlencoded` body: for filters too long for a URL. It answers as this GET.',
-      parameters,
+        '`application/x-www-form-urlencoded` body: for filters too long for a URL. It answers as this GET.' +
+        (changes
+          ? ' With `Accept: text/event-stream`, a stream of the changes of the rows it selects (its own fields ' +
+            'only), from `Last-Event-ID` or from now.'
+          : ''),
+      parameters: changes ? [...parameters, ...shared('Last-Event-ID')] : parameters,
       responses: {
-        200: rows(resource, 'OK', range),
+        200: changes ? { ...ok, content: { ...(ok.content as Json), [EVENT_STREAM_MEDIA]: STREAM_CONTENT } } : ok,
         206: rows(resource, 'Partial Content', range),
         ...(resource.updatedAt ? { 304: { description: 'Not Modified (If-None-Match)', headers: requestId } } : {}),
         ...failures,
+        ...(changes ? errors(410, 429) : {}),
       },
     }),
     head: operation(resource, 'head', `Count ${resource.name} (GET without a body)`, {

@@ -148,7 +148,7 @@ export interface ResourceDefinition {
   /**
    * Its GET can be a stream of changes (`Accept: text/event-stream`), and every GET tells its
    * Change-Position: `install()` puts triggers on its table that log each committed change, whoever
-   * writes it. A table's, not a view's.
+   * writes it. A table's, not a view's. `RegistryOptions.changes` gives it to every such resource.
    */
   readonly changes?: boolean;
 }
@@ -164,6 +164,8 @@ export interface RegistryOptions {
   readonly events?: EventsDefinition;
   /** Database functions served at `<mount>/rpc/<name>` (registry/functions.ts). */
   readonly functions?: readonly FunctionDefinition[];
+  /** Every resource served with GET from a table streams its changes, unless it says `changes: false`. */
+  readonly changes?: boolean;
 }
 
 /** The registry's tenancy: its column, that column's kind, and what messages call a tenant. */
@@ -326,6 +328,8 @@ interface Context {
   readonly events: RegistryEvents | null;
   /** Whether the rows of a table have a tenant, and its name: a resource's say, else whether it has the column. */
   readonly tableInfo: (table: Source) => { name: string; tenanted: boolean };
+  /** Whether resources served with GET from a table stream their changes unless they say otherwise. */
+  readonly changes: boolean;
 }
 
 function buildResource(def: ResourceDefinition, shape: TableShape, context: Context): Resource {
@@ -495,7 +499,7 @@ function buildResource(def: ResourceDefinition, shape: TableShape, context: Cont
     aggregates: def.aggregates ?? true,
     events: resourceEvents(def, context.events),
     shownOnce: hidden,
-    changes: def.changes ?? false,
+    changes: def.changes ?? (context.changes && def.verbs.includes('GET') && !viewKind(def.table)),
     uniques: shape.uniques
       .map((columns) => columns.filter((c) => !tenanted || c !== tenant).map((c) => byName.get(c)))
       .filter((fields): fields is Field[] => fields.length > 0 && fields.every((f) => f !== undefined)),
@@ -574,6 +578,7 @@ export function createRegistry(definitions: readonly ResourceDefinition[], optio
   });
   const context: Context = {
     tenant,
+    changes: options.changes ?? false,
     events: registryEvents(options.events, definitions, tenant),
     tableInfo: (table) => {
       const name = tableName(table);
