@@ -22,9 +22,9 @@ mkdir -p "$out"
 # and what reads after writing. The rest does nothing a pooler or a replica changes.
 POOLER=(read relations tenant token-tenant write-inserts write-nested write-upserts write-update-delete
   write-bulk-patch idempotency idempotency-processes v1 webhooks preconditions role-settings postgrest-js-write
-  many-processes batch)
+  many-processes batch streams)
 REPLICA=(read relations relations-aggregates relations-tenancy read-cache tenant preconditions postgrest-js
-  postgrest-js-embed react-admin csv query-method write-prefer v1)
+  postgrest-js-embed react-admin csv query-method write-prefer v1 streams)
 # suite REPORT NAME...
 suite() {
   local report=$1 files=()
