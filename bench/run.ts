@@ -19,7 +19,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -29,7 +29,9 @@ import postgres from 'postgres';
 import ts from 'typescript';
 import { openDatabase } from '../server/database.ts';
 import { createOrganisationToken, engageEngine } from '../server/engine.ts';
+import { perRequest, postgresTicks, spent, treeTicks } from './cpu.ts';
 import { type Dataset, type DatasetSize, FULL, generate, QUICK, SMALL } from './dataset.ts';
+import { type StreamRun, streamsRun } from './streams.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -157,70 +159,6 @@ function rssMb(pid: number | undefined): number {
     return 0;
   }
 }
-
-// ---------------------------------------------------------------- CPU time
-
-/** Clock ticks per second, the unit of /proc/<pid>/stat's utime and stime. */
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-
-/** CPU time (utime + stime, in clock ticks) of each process, by pid. */
-type Ticks = Map<number, number>;
-
-/** A process's comm and utime + stime (all its threads); null once it has exited. */
-function stat(pid: number): { comm: string; ticks: number } | null {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // comm may hold spaces and parentheses; the fields after its last ')' start at field 3.
-    const close = text.lastIndexOf(')');
-    const fields = text.slice(close + 2).split(' ');
-    return { comm: text.slice(text.indexOf('(') + 1, close), ticks: Number(fields[11]) + Number(fields[12]) };
-  } catch {
-    return null;
-  }
-}
-
-/** Every PostgreSQL server process on this machine (postmaster, backends, background workers). */
-function postgresTicks(): Ticks {
-  const ticks: Ticks = new Map();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const s = stat(Number(entry));
-    if (s?.comm === 'postgres') ticks.set(Number(entry), s.ticks);
-  }
-  return ticks;
-}
-
-/** A server's process and its children, recursively (a cluster's workers). */
-function treeTicks(pid: number | undefined, ticks: Ticks = new Map()): Ticks {
-  const s = pid ? stat(pid) : null;
-  if (!pid || !s) return ticks;
-  ticks.set(pid, s.ticks);
-  try {
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/);
-    for (const child of children.filter(Boolean)) treeTicks(Number(child), ticks);
-  } catch {
-    // exited meanwhile
-  }
-  return ticks;
-}
-
-/**
- * Ticks spent between two samples, over the processes alive at the second. One that exited in
- * between (a backend whose connection closed) loses what it spent since the first; one started in
- * between counts fully. A pid reused by a new process (fewer ticks than before) counts fully too.
- */
-function spent(before: Ticks, after: Ticks): number {
-  let sum = 0;
-  for (const [pid, ticks] of after) {
-    const was = before.get(pid) ?? 0;
-    sum += ticks >= was ? ticks - was : ticks;
-  }
-  return sum;
-}
-
-/** Microseconds of CPU per request, to the microsecond. */
-const perRequest = (ticks: number, requests: number) =>
-  requests > 0 ? Math.round(((ticks / CLK_TCK) * 1e6) / requests) : 0;
 
 // ---------------------------------------------------------------- targets and scenarios
 
@@ -495,6 +433,9 @@ function withToken(request: Request | undefined, tokens: ReadonlyMap<string, str
   return { ...request, headers: { ...headers, Authorization: `Bearer ${tokens.get(organisation)}` } };
 }
 
+/** The name `--only` picks the streams scenario by. */
+const STREAMS = 'streams of changes';
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /**
@@ -694,7 +635,14 @@ try {
   const engageTarget = (name: string, port: number, env: Record<string, string>, cwd = ROOT): Target => ({
     name,
     base: `http://127.0.0.1:${port}`,
-    process: start(name, node, ['dist/server/main.js'], { LOG_LEVEL: 'warn', PORT: String(port), ...env }, cwd),
+    // Streams of changes: the streams scenario holds 1,000 of one organisation's on one process.
+    process: start(
+      name,
+      node,
+      ['dist/server/main.js'],
+      { LOG_LEVEL: 'warn', PORT: String(port), STREAM_MAX_PER_TENANT: '5000', ...env },
+      cwd,
+    ),
   });
   if (cluster) await caughtUp(dbUrl, sameDatabase(dbUrl, cluster.replica));
   const targets: Target[] = cluster
@@ -822,6 +770,41 @@ try {
     });
   }
 
+  const streams: StreamRun[] = [];
+  if (!cluster && selected(STREAMS)) {
+    // No subscribers first: what the changes cost the database without streams, triggers included.
+    for (const subscribers of [0, 10, 1000]) {
+      const runs: StreamRun[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const run = await streamsRun({
+          base: engage.base,
+          dbUrl,
+          organisation: data.large,
+          engage: engage.process,
+          subscribers,
+          changesPerSecond: 20,
+          seconds: DURATION,
+        });
+        log(
+          `${STREAMS}, ${subscribers} subscribers, round ${round + 1}: ${run.events} events,` +
+            ` lag p50 ${run.lagP50Ms} ms, p99 ${run.lagP99Ms} ms, DB ${run.dbUsPerChange} µs/change,` +
+            ` Node ${run.nodeUsPerChange} µs/change`,
+        );
+        runs.push(run);
+      }
+      const mid = (pick: (r: StreamRun) => number) => median(runs.map(pick));
+      streams.push({
+        subscribers,
+        changes: mid((r) => r.changes),
+        events: mid((r) => r.events),
+        lagP50Ms: mid((r) => r.lagP50Ms),
+        lagP99Ms: mid((r) => r.lagP99Ms),
+        dbUsPerChange: mid((r) => r.dbUsPerChange),
+        nodeUsPerChange: mid((r) => r.nodeUsPerChange),
+      });
+    }
+  }
+
   const report = {
     date: new Date().toISOString(),
     machine: {
@@ -834,6 +817,7 @@ try {
     results,
     rawDriverCeiling: ceilings,
     batchImport: imported,
+    streams,
   };
   const file = cluster ? 'results-scale' : 'results';
   writeFileSync(`${ROOT}bench/${file}.json`, `${JSON.stringify(report, null, 2)}\n`);
@@ -850,6 +834,7 @@ function markdown(report: {
   results: Array<{ scenario: string; target: string } & Measurement>;
   rawDriverCeiling: Record<string, number>;
   batchImport: { rows: number; batchRowsPerSecond: number; copyRowsPerSecond: number } | null;
+  streams: readonly StreamRun[];
 }): string {
   const lines = [
     '# Benchmark results',
@@ -928,6 +913,31 @@ function markdown(report: {
         ` COPY of the same rows: ${b.copyRowsPerSecond} rows/s` +
         ` (ratio ${(b.batchRowsPerSecond / b.copyRowsPerSecond).toFixed(2)}).`,
     );
+  }
+  if (report.streams.length > 0) {
+    const at = (n: number) => report.streams.find((r) => r.subscribers === n);
+    const [few, many] = [at(10), at(1000)];
+    lines.push(
+      '',
+      `Streams of changes: subscribers on one Engage process, over ${10} distinct queries of the large` +
+        " organisation's deals; a writer PATCHes a deal 20 times a second. Lag from before each PATCH is sent to" +
+        ' each event showing it; CPU per change over the window (the write, its trigger, the reads of the log,' +
+        ' the evaluation of the queries, the events).',
+      '',
+      '| subscribers | changes | events | lag p50 ms | lag p99 ms | DB µs/change | Node µs/change |',
+      '|---:|---:|---:|---:|---:|---:|---:|',
+      ...report.streams.map(
+        (r) =>
+          `| ${r.subscribers} | ${r.changes} | ${r.events} | ${r.lagP50Ms} | ${r.lagP99Ms} |` +
+          ` ${r.dbUsPerChange} | ${r.nodeUsPerChange} |`,
+      ),
+    );
+    if (few && many) {
+      lines.push(
+        '',
+        `DB CPU per change at 1,000 subscribers ÷ at 10: ${(many.dbUsPerChange / few.dbUsPerChange).toFixed(2)}.`,
+      );
+    }
   }
   lines.push('');
   return lines.join('\n');
