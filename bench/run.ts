@@ -782,7 +782,7 @@ try {
           organisation: data.large,
           engage: engage.process,
           subscribers,
-          changesPerSecond: 20,
+          changesPerSecond: 50,
           seconds: DURATION,
         });
         log(

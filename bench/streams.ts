@@ -3,8 +3,9 @@
  * organisation's users, spread over ten distinct queries of its deals), while a writer PATCHes one
  * deal after another at a steady rate. Measures the lag from a change's request to each event that
  * shows it (p50, p99: from before the PATCH is sent, so the PATCH's own time is in it), and the CPU
- * that PostgreSQL and Engage spend per change over the writing window: the write itself, its
- * trigger, the reads of the change log and the evaluation of the queries.
+ * that PostgreSQL and Engage spend per change over the writing window, less what they spend in as
+ * long a window without changes: the write itself, its trigger, the reads of the change log that
+ * find it and the evaluation of the queries.
  */
 import type { ChildProcess } from 'node:child_process';
 import postgres from 'postgres';
@@ -97,6 +98,14 @@ export async function streamsRun(options: {
   await new Promise((resolve) => setTimeout(resolve, 1000));
 
   const total = options.changesPerSecond * options.seconds;
+  // What the database and Engage spend meanwhile without changes (the streams' polls, the workers'):
+  // taken off, so that what is left is what the changes cost.
+  const [idleDb, idleNode] = [postgresTicks(), treeTicks(options.engage?.pid)];
+  await new Promise((resolve) => setTimeout(resolve, (options.seconds + 1) * 1000));
+  const idle = {
+    db: spent(idleDb, postgresTicks()),
+    node: spent(idleNode, treeTicks(options.engage?.pid)),
+  };
   const [db, node] = [postgresTicks(), treeTicks(options.engage?.pid)];
   const start = performance.now();
   for (let seq = 0; seq < total; seq++) {
@@ -116,14 +125,15 @@ export async function streamsRun(options: {
   const [dbAfter, nodeAfter] = [postgresTicks(), treeTicks(options.engage?.pid)];
   abort.abort();
   await Promise.all(reading);
-  const perChange = (ticks: number) => Math.round(((ticks / CLK_TCK) * 1e6) / total);
+  const perChange = (ticks: number, idleTicks: number) =>
+    Math.max(0, Math.round((((ticks - idleTicks) / CLK_TCK) * 1e6) / total));
   return {
     subscribers,
     changes: total,
     events: streams.reduce((sum, s) => sum + s.events(), 0),
     lagP50Ms: Math.round(percentile(lags, 0.5)),
     lagP99Ms: Math.round(percentile(lags, 0.99)),
-    dbUsPerChange: perChange(spent(db, dbAfter)),
-    nodeUsPerChange: perChange(spent(node, nodeAfter)),
+    dbUsPerChange: perChange(spent(db, dbAfter), idle.db),
+    nodeUsPerChange: perChange(spent(node, nodeAfter), idle.node),
   };
 }

@@ -150,10 +150,19 @@ export class StreamHub {
     }
   }
 
-  /** A stream of `query` from `position`: its body, written to until the client goes or the hub closes. */
-  open(resource: Resource, query: StreamQuery, key: string, scope: Scope | undefined, position: Position) {
+  /**
+   * A stream of `query` from `position` for the caller's tenant (`tenantKey`, '' without tenancy):
+   * its body, written to until the client goes or the hub closes.
+   */
+  open(
+    resource: Resource,
+    query: StreamQuery,
+    key: string,
+    scope: Scope | undefined,
+    position: Position,
+    tenantKey: string,
+  ) {
     if (this.#closed) throw new ApiError('DATABASE_UNAVAILABLE', 'the server is shutting down: reconnect');
-    const tenantKey = query.tenant ?? '';
     const open = this.#perTenant.get(tenantKey) ?? 0;
     if (open >= this.maxPerTenant) {
       throw new ApiError(
@@ -322,8 +331,10 @@ export class StreamHub {
     await this.#deliver(changes, live);
     const last = changes.at(-1);
     const next = changes.length === BATCH ? last! : { xid: watermark, seq: 0n };
-    if (next.xid > at.xid || (next.xid === at.xid && next.seq > at.seq)) this.#at = { xid: next.xid, seq: next.seq };
-    for (const s of live) s.position = advance(s.position, this.#at!.xid, this.#at!.seq);
+    const moved = next.xid > at.xid || (next.xid === at.xid && next.seq > at.seq) ? next : at;
+    // The last stream may have gone meanwhile, and the loop with it.
+    if (this.#at !== null) this.#at = { xid: moved.xid, seq: moved.seq };
+    for (const s of live) s.position = advance(s.position, moved.xid, moved.seq);
     return more || changes.length === BATCH;
   }
 
@@ -358,6 +369,8 @@ export class StreamHub {
         this.ctx.db.query<{ q: number; k: number; body: string | null }>(statement.text, statement.params),
       );
       const bodies = new Map(rows.map((r) => [`${keys[r.q]}\n${r.k}`, r.body]));
+      // Each stream's events of this batch go out in one write.
+      const out = new Map<Subscriber, string>();
       for (const { change, old, new: now, to } of plans) {
         let key: string | undefined;
         for (const s of to) {
@@ -371,11 +384,12 @@ export class StreamHub {
           const data = `{"type":"${type}","key":${key}${after ? `,"record":${after}` : ''}}`;
           const id = formatPosition(s.position);
           s.told = id;
-          this.#write(s, `id: ${id}\nevent: ${type}\n${dataLines(data)}\n`);
+          out.set(s, `${out.get(s) ?? ''}id: ${id}\nevent: ${type}\n${dataLines(data)}\n`);
           this.#sent++;
           this.ctx.onEvent?.((change.row.age ?? 0) + performance.now() - change.read);
         }
       }
+      for (const [s, text] of out) this.#write(s, text);
     }
     const last = changes.at(-1);
     if (last) for (const s of subscribers) s.position = advance(s.position, last.xid, last.seq);
