@@ -16,10 +16,8 @@ import { type CompiledStatement, ident, Params } from './sql.ts';
 export const CHANGE_LOG = 'engage_change';
 
 /**
- * The log, the highest position retention has pruned (a position before it may have lost
- * changes), and the capture function each table's triggers call with its name, its key columns
- * and its tenant column. An update is paired old with new on the key; a row whose key changed is a
- * delete and an insert.
+ * The log, and the highest position retention has pruned (a position before it may have lost
+ * changes).
  */
 export const CHANGE_LOG_TABLES = [
   `CREATE TABLE IF NOT EXISTS ${CHANGE_LOG} ("xid" xid8 NOT NULL DEFAULT pg_current_xact_id(),` +
@@ -29,46 +27,53 @@ export const CHANGE_LOG_TABLES = [
   `CREATE TABLE IF NOT EXISTS ${CHANGE_LOG}_pruned ("one" boolean PRIMARY KEY DEFAULT true CHECK ("one"),` +
     ' "xid" xid8 NOT NULL, "seq" int8 NOT NULL)',
   `INSERT INTO ${CHANGE_LOG}_pruned ("xid", "seq") VALUES ('0', 0) ON CONFLICT DO NOTHING`,
-  `CREATE OR REPLACE FUNCTION ${CHANGE_LOG}_capture() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  keys text[] := string_to_array(TG_ARGV[1], ',');
+];
+
+/**
+ * A resource's table's capture function, and its triggers: one per event, as transition tables
+ * require, each writing the statement's rows into the log in one INSERT. The function is the
+ * table's own, its columns named in static SQL (planned once per session). An update pairs each row
+ * before with the row after by the primary key; a row whose key changed is a delete and an insert.
+ */
+export function captureTriggers(resource: Resource): string[] {
+  const table = ident(resource.table);
+  const capture = ident(`engage_capture_${resource.table}`);
+  const name = `'${resource.table.replace(/'/g, "''")}'`;
+  const keys = [...(resource.tenant ? [resource.tenant] : []), ...resource.key].map((f) => ident(f.name));
+  const tenantOf = (side: string) => (resource.tenant ? `${side}.${ident(resource.tenant.name)}::text` : 'NULL');
+  // A side of the full join without a row has every column null, its key too.
+  const row = (side: string) => `CASE WHEN ${side}.${keys[0]} IS NULL THEN NULL ELSE to_jsonb(${side}.*) END`;
+  const paired = keys.map((k) => `engage_old.${k} = engage_new.${k}`).join(' AND ');
+  const fn = `CREATE OR REPLACE FUNCTION ${capture}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO ${CHANGE_LOG} ("table", "tenant", "new")
-      SELECT TG_ARGV[0], r ->> TG_ARGV[2], r FROM (SELECT to_jsonb(engage_new.*) AS r FROM engage_new) s;
+      SELECT ${name}, ${tenantOf('engage_new')}, to_jsonb(engage_new.*) FROM engage_new;
   ELSIF TG_OP = 'DELETE' THEN
     INSERT INTO ${CHANGE_LOG} ("table", "tenant", "old")
-      SELECT TG_ARGV[0], r ->> TG_ARGV[2], r FROM (SELECT to_jsonb(engage_old.*) AS r FROM engage_old) s;
+      SELECT ${name}, ${tenantOf('engage_old')}, to_jsonb(engage_old.*) FROM engage_old;
   ELSE
     INSERT INTO ${CHANGE_LOG} ("table", "tenant", "old", "new")
-      SELECT TG_ARGV[0], coalesce(n.r, o.r) ->> TG_ARGV[2], o.r, n.r
-      FROM (SELECT r, (SELECT array_agg(r -> k) FROM unnest(keys) k) AS k
-            FROM (SELECT to_jsonb(engage_old.*) AS r FROM engage_old) s) o
-      FULL JOIN (SELECT r, (SELECT array_agg(r -> k) FROM unnest(keys) k) AS k
-            FROM (SELECT to_jsonb(engage_new.*) AS r FROM engage_new) s) n ON o.k = n.k;
+      SELECT ${name}, coalesce(${tenantOf('engage_new')}, ${tenantOf('engage_old')}), ${row('engage_old')},
+        ${row('engage_new')}
+      FROM engage_old FULL JOIN engage_new ON ${paired};
   END IF;
   RETURN NULL;
 END
-$$`,
-];
-
-/** The triggers that capture a resource's table: one per event, as transition tables require. */
-export function captureTriggers(resource: Resource): string[] {
-  const table = ident(resource.table);
-  const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
-  const args = [resource.table, resource.key.map((f) => f.name).join(','), resource.tenant?.name ?? '']
-    .map(literal)
-    .join(', ');
+$$`;
   const events = {
     insert: 'INSERT ON {t} REFERENCING NEW TABLE AS engage_new',
     update: 'UPDATE ON {t} REFERENCING OLD TABLE AS engage_old NEW TABLE AS engage_new',
     delete: 'DELETE ON {t} REFERENCING OLD TABLE AS engage_old',
   };
-  return Object.entries(events).map(
-    ([name, event]) =>
-      `CREATE OR REPLACE TRIGGER ${CHANGE_LOG}_${name} AFTER ${event.replace('{t}', table)}` +
-      ` FOR EACH STATEMENT EXECUTE FUNCTION ${CHANGE_LOG}_capture(${args})`,
-  );
+  return [
+    fn,
+    ...Object.entries(events).map(
+      ([event, on]) =>
+        `CREATE OR REPLACE TRIGGER ${CHANGE_LOG}_${event} AFTER ${on.replace('{t}', table)}` +
+        ` FOR EACH STATEMENT EXECUTE FUNCTION ${capture}()`,
+    ),
+  ];
 }
 
 /** A change as the log reads it: its position, its table and tenant, and the row before and after. */
