@@ -7,7 +7,14 @@ import { country, project, task } from './schema.js';
 export const registry = createRegistry(
   [
     defineResource({ name: 'project', table: project, verbs: ['GET', 'POST', 'PATCH', 'DELETE'], orderable: ['name'] }),
-    defineResource({ name: 'task', table: task, verbs: ['GET', 'POST', 'PATCH', 'DELETE'], orderable: ['title'] }),
+    // Tasks are also a stream of their changes: GET /api/task with Accept: text/event-stream.
+    defineResource({
+      name: 'task',
+      table: task,
+      verbs: ['GET', 'POST', 'PATCH', 'DELETE'],
+      orderable: ['title'],
+      changes: true,
+    }),
     defineResource({ name: 'country', table: country, verbs: ['GET'], tenant: false, orderable: ['name'] }),
   ],
   { tenant: 'workspace_id' },

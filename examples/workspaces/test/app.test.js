@@ -224,3 +224,42 @@ describe('OpenAPI and errors', () => {
     assert.deepEqual(res.json, { ok: true });
   });
 });
+
+describe('a stream of changes', () => {
+  it('sends the changes of the tasks a GET selects, keyed by (project_id, number), from its Change-Position', async () => {
+    const project = (await post(a, '/api/project', { name: 'Streamed' })).json[0];
+    const read = await call(t.app, a, `/api/task?project_id=eq.${project.id}`);
+    const position = read.headers.get('change-position');
+    assert.match(position, /^\d+_\d+/);
+    await post(a, '/api/task', { project_id: project.id, number: 1, title: 'Between' });
+    const res = await t.app.request(`/api/task?select=number,title&project_id=eq.${project.id}`, {
+      headers: { 'X-Api-Key': a.key, Accept: 'text/event-stream', 'Last-Event-ID': position },
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'text/event-stream');
+    await post(b, '/api/project', { name: 'Theirs' });
+    await call(t.app, a, `/api/task?project_id=eq.${project.id}&number=eq.1`, {
+      method: 'PATCH',
+      body: { done: true },
+    });
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    const events = [];
+    let text = '';
+    while (events.length < 2) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += value;
+      const blocks = text.split('\n\n');
+      text = blocks.pop();
+      for (const block of blocks) {
+        const data = block.split('\n').find((line) => line.startsWith('data: '));
+        if (data) events.push(JSON.parse(data.slice(6)));
+      }
+    }
+    await reader.cancel();
+    assert.deepEqual(events, [
+      { type: 'insert', key: { project_id: project.id, number: 1 }, record: { number: 1, title: 'Between' } },
+      { type: 'update', key: { project_id: project.id, number: 1 }, record: { number: 1, title: 'Between' } },
+    ]);
+  });
+});

@@ -30,7 +30,9 @@ export async function setUp() {
     db,
     a: await workspace('A'),
     b: await workspace('B'),
+    engine,
     async tearDown() {
+      engine.close();
       await db.close();
       await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.end();
