@@ -1,6 +1,13 @@
 /** Stream positions: what a read's snapshot includes, how a position moves, and its text. */
 import { describe, expect, it } from 'vitest';
-import { advance, before, formatPosition, fromSnapshot, includes, parsePosition } from '../streams/position.ts';
+import {
+  advance,
+  formatPosition,
+  fromSnapshot,
+  includes,
+  parsePosition,
+  before as precedes,
+} from '../streams/position.ts';
 
 describe('a position from a read', () => {
   // xmin 100, next xid 105, 100 and 103 still running when the read took its snapshot.
@@ -30,8 +37,8 @@ describe('a position from a read', () => {
 
   it('never moves back', () => {
     expect(advance(read, 99n, 1n)).toBe(read);
-    expect(before(read, { xid: 100n, seq: 1n })).toBe(true);
-    expect(before(read, { xid: 100n, seq: 0n })).toBe(false);
+    expect(precedes(read, { xid: 100n, seq: 1n })).toBe(true);
+    expect(precedes(read, { xid: 100n, seq: 0n })).toBe(false);
   });
 
   it('is the xid alone when nothing was running', () => {
