@@ -9,8 +9,9 @@ import { requestId } from 'hono/request-id';
 import type { Scope } from '../compile/scope.ts';
 import type { Engine } from '../engine.ts';
 import { ApiError, bearerRefused } from '../errors.ts';
-import { wantsStream } from '../handle/streams.ts';
+import { type EngineStream, wantsStream } from '../handle/streams.ts';
 import { contentType, JSON_MEDIA } from '../media-types.ts';
+import type { EngineResponse } from '../respond.ts';
 import { STAGES, type Timings } from '../timings.ts';
 import { BODY_LIMIT, bodyUnread, checkDeclaredBody, readText } from './body.ts';
 import { renderError } from './errors.ts';
@@ -112,8 +113,15 @@ export function engageApp(options: EngageAppOptions): Hono {
 
   app.get('/', (c) => openapi(c, c.req.path));
 
-  /** A request of a resource (`handle`) or of a function (`call`), answered as the engine answers it. */
-  const serve = async (c: Context, target: string, run: typeof engine.handle) => {
+  /**
+   * A request of a resource (`handle`, or `subscribe` for a stream of changes) or of a function
+   * (`call`), answered as the engine answers it.
+   */
+  const serve = async (
+    c: Context,
+    target: string,
+    run: (...args: Parameters<Engine['handle']>) => Promise<EngineResponse | EngineStream>,
+  ) => {
     let scope: Scope | undefined;
     try {
       scope = await scopeOf(c);
@@ -134,7 +142,9 @@ export function engageApp(options: EngageAppOptions): Hono {
         options.serverTiming ? { timings: true } : undefined,
       );
       const status = response.status as 200;
-      if (response.timings) c.header('Server-Timing', serverTiming(response.timings));
+      // A stream's events go out as they come, for as long as it lasts.
+      if (response.body instanceof ReadableStream) return c.body(response.body, status, response.headers);
+      if ('timings' in response && response.timings) c.header('Server-Timing', serverTiming(response.timings));
       if (response.body === null) return c.body(null, status, response.headers);
       // Known length: a host's access log reads it rather than counting the body as it streams.
       c.header('Content-Length', String(Buffer.byteLength(response.body)));
@@ -147,31 +157,10 @@ export function engageApp(options: EngageAppOptions): Hono {
   app.all('/rpc/:function', (c) =>
     serve(c, c.req.param('function'), (raw, scope, timing) => engine.call(raw.resource, raw, scope, timing)),
   );
-  /** A GET as a stream of its changes: Server-Sent Events until the client goes or the engine closes. */
-  const stream = async (c: Context) => {
-    let scope: Scope | undefined;
-    try {
-      scope = await scopeOf(c);
-      await options.check?.(c);
-      const url = c.req.url;
-      const q = url.indexOf('?');
-      const query = q < 0 ? '' : url.slice(q + 1);
-      const header = (name: string) => c.req.header(name);
-      const response = await engine.subscribe(
-        { method: 'GET', resource: c.req.param('resource')!, query, header, body: null },
-        scope,
-      );
-      // A stream is no one else's to keep either (no-cache), and a proxy must pass each event on as it comes.
-      return c.body(response.body, response.status, response.headers);
-    } catch (error) {
-      return fail(c, await engine.tokenFirst(scope, error));
-    }
-  };
-
   app.all('/:resource', (c) =>
-    wantsStream(c.req.method, c.req.header('accept'))
-      ? stream(c)
-      : serve(c, c.req.param('resource'), (raw, scope, timing) => engine.handle(raw, scope, timing)),
+    serve(c, c.req.param('resource'), (raw, scope, timing) =>
+      wantsStream(raw.method, raw.header('accept')) ? engine.subscribe(raw, scope) : engine.handle(raw, scope, timing),
+    ),
   );
 
   // The mount path with its trailing slash is the document too; anything else is not served.
