@@ -9,7 +9,7 @@ import type { PgTable } from 'drizzle-orm/pg-core';
 import { INSTALL_LOCK, installStatements } from './compile/install.ts';
 import type { Scope } from './compile/scope.ts';
 import type { Database, Queryable } from './db/port.ts';
-import { ApiError } from './errors.ts';
+import type { ApiError } from './errors.ts';
 import { BATCH_PATH, type BatchOptions, batcher, type Written } from './handle/batch.ts';
 import { call } from './handle/call.ts';
 import { Context, type EngineObserver } from './handle/context.ts';
@@ -325,13 +325,7 @@ export function createEngine(options: EngineOptions): Engine {
     limit: options.rateLimit ? rateLimiter(ctx, options.rateLimit) : null,
     events: registry.events && outbox(registry.events.subscribers, registry.tenant),
 
-    async subscribe(request, given) {
-      const scope = ctx.resolve(given);
-      if (!hub) {
-        throw await ctx.tokenFirst(scope, new ApiError('NOT_ACCEPTABLE', 'no resource here has a stream of changes'));
-      }
-      return subscribe(ctx, hub, request, scope);
-    },
+    subscribe: (request, scope) => subscribe(ctx, hub, request, ctx.resolve(scope)),
     streams: () => hub?.stats() ?? null,
     close: () => hub?.close(),
 

@@ -71,7 +71,7 @@ interface SubscribeRow {
 
 export async function subscribe(
   ctx: Context,
-  hub: StreamHub,
+  hub: StreamHub | null,
   raw: RawRequest,
   scope: Scope | undefined,
 ): Promise<EngineStream> {
@@ -99,7 +99,8 @@ export async function subscribe(
   const tenant = plan.resource.tenant ? row.tenant : null;
   // Streams of the same query in the same tenant share the evaluation of each change.
   const key = `${plan.resource.name}\n${tenant}\n${queryKey(raw.query)}`;
-  const body = hub.open(plan.resource, { plan, tenant }, key, scope, position, row.tenant ?? '');
+  // A resource with changes means the engine has a hub.
+  const body = hub!.open({ plan, tenant }, key, scope, position, row.tenant ?? '');
   const headers = {
     'Content-Type': EVENT_STREAM_MEDIA,
     'Cache-Control': 'no-cache',

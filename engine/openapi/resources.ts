@@ -241,7 +241,7 @@ const STREAM_CONTENT = {
     description:
       'Server-Sent Events, one per committed change a GET with the same filters would show before or after ' +
       'it: `id: <position>`, `event: insert|update|delete`, `data: {"type", "key", "record"}` (`record`, the ' +
-      'row as `select` shows it, absent on delete); a `: ping` comment every STREAM_HEARTBEAT_S.',
+      'row as `select` shows it, absent on delete); a `: ping` comment keeps a quiet stream open.',
   },
 };
 

@@ -49,7 +49,6 @@ export interface HubContext {
 
 /** A stream as the hub keeps it. */
 interface Subscriber {
-  readonly resource: Resource;
   readonly query: StreamQuery;
   /** Streams with the same key share their evaluation: same resource, tenant and query. */
   readonly key: string;
@@ -154,14 +153,7 @@ export class StreamHub {
    * A stream of `query` from `position` for the caller's tenant (`tenantKey`, '' without tenancy):
    * its body, written to until the client goes or the hub closes.
    */
-  open(
-    resource: Resource,
-    query: StreamQuery,
-    key: string,
-    scope: Scope | undefined,
-    position: Position,
-    tenantKey: string,
-  ) {
+  open(query: StreamQuery, key: string, scope: Scope | undefined, position: Position, tenantKey: string) {
     if (this.#closed) throw new ApiError('DATABASE_UNAVAILABLE', 'the server is shutting down: reconnect');
     const open = this.#perTenant.get(tenantKey) ?? 0;
     if (open >= this.maxPerTenant) {
@@ -172,7 +164,7 @@ export class StreamHub {
     }
     this.#perTenant.set(tenantKey, open + 1);
     const told = formatPosition(position);
-    const subscriber = { resource, query, key, scope, tenantKey, position, told, live: false } as Subscriber;
+    const subscriber = { query, key, scope, tenantKey, position, told, live: false } as Subscriber;
     const body = new ReadableStream<Uint8Array>(
       {
         start: (controller) => {
@@ -312,9 +304,9 @@ export class StreamHub {
     let more = false;
     for (const subscriber of [...this.#subscribers]) {
       if (subscriber.live) continue;
-      const { position, resource, query } = subscriber;
-      const { changes } = await this.#read(position, [resource.table], {
-        tenant: resource.tenant ? (query.tenant ?? undefined) : undefined,
+      const { position, query } = subscriber;
+      const { changes } = await this.#read(position, [tableOf(subscriber)], {
+        tenant: query.tenant ?? undefined,
         through: at,
         limit: BATCH,
       });
@@ -326,7 +318,7 @@ export class StreamHub {
     }
     const live = [...this.#subscribers].filter((s) => s.live);
     if (live.length === 0) return more;
-    const tables = [...new Set(live.map((s) => s.resource.table))];
+    const tables = [...new Set(live.map(tableOf))];
     const { watermark, changes } = await this.#read(at, tables, { limit: BATCH });
     await this.#deliver(changes, live);
     const last = changes.at(-1);
@@ -343,13 +335,18 @@ export class StreamHub {
     const versions: string[] = [];
     const queries = new Map<string, { query: StreamQuery; versions: number[] }>();
     const plans: { change: Change; old: number; new: number; to: Subscriber[] }[] = [];
+    // The streams a change may reach, by its table and tenant; a shared resource's by its table alone.
+    const reached = new Map<string, Subscriber[]>();
+    for (const s of subscribers) {
+      const at = s.query.tenant === null ? tableOf(s) : `${tableOf(s)}\n${s.query.tenant}`;
+      const list = reached.get(at);
+      if (list) list.push(s);
+      else reached.set(at, [s]);
+    }
     for (const change of changes) {
       const { row } = change;
-      const to = subscribers.filter(
-        (s) =>
-          s.resource.table === row.table &&
-          (s.resource.tenant === null || s.query.tenant === row.tenant) &&
-          !includes(s.position, change.xid, change.seq),
+      const to = [...(reached.get(`${row.table}\n${row.tenant}`) ?? []), ...(reached.get(row.table!) ?? [])].filter(
+        (s) => !includes(s.position, change.xid, change.seq),
       );
       if (to.length === 0) continue;
       const old = row.old === null ? 0 : versions.push(row.old);
@@ -380,7 +377,7 @@ export class StreamHub {
           s.position = advance(s.position, change.xid, change.seq);
           const type = before && after ? 'update' : after ? 'insert' : before ? 'delete' : null;
           if (type === null) continue;
-          key ??= JSON.stringify(keyOf(s.resource, change.row));
+          key ??= JSON.stringify(keyOf(s.query.plan.resource, change.row));
           const data = `{"type":"${type}","key":${key}${after ? `,"record":${after}` : ''}}`;
           const id = formatPosition(s.position);
           s.told = id;
@@ -395,6 +392,9 @@ export class StreamHub {
     if (last) for (const s of subscribers) s.position = advance(s.position, last.xid, last.seq);
   }
 }
+
+/** The table a stream follows. */
+const tableOf = (s: Subscriber) => s.query.plan.resource.table;
 
 /** The key of a changed row, by the resource's key fields. */
 function keyOf(resource: Resource, row: ChangeRow): Record<string, unknown> {
