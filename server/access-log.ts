@@ -4,7 +4,7 @@
  * handed to metrics. Nothing of the request's headers or body is logged: never a token.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import type { Logger } from './logger.ts';
+import { type Logger, unredacted } from './logger.ts';
 
 export interface RequestRecord {
   readonly requestId: string;
@@ -41,7 +41,8 @@ function routeOf(c: Context): string {
 }
 
 export function accessLog(options: AccessLogOptions): MiddlewareHandler {
-  const { log, onRequest } = options;
+  const { onRequest } = options;
+  const log = unredacted(options.log);
   return async function accessLog(c, next) {
     const started = performance.now();
     await next();
@@ -64,8 +65,11 @@ export function accessLog(options: AccessLogOptions): MiddlewareHandler {
       if (logged) log.info(record, `${record.method} ${c.req.path} ${record.status}`);
     };
     const declared = c.res.headers.get('content-length');
+    // Read the body only when its length is not declared: reading it turns the node server's
+    // light response into a web Response, whose body is then sent through a web stream.
+    if (declared !== null) return finish(Number(declared));
     const body = c.res.body;
-    if (declared !== null || body === null) return finish(Number(declared ?? 0));
+    if (body === null) return finish(0);
     // The body's bytes are known once it has been sent: count them on the way out.
     let bytes = 0;
     let done = false;

@@ -82,18 +82,14 @@ export function createApp(options: AppOptions): Hono<Env> {
   app.use(requestId({ headerName: 'Request-Id' }));
   // Outermost but the id: sees every response as sent, errors and 404s included.
   app.use(accessLog({ log, onRequest: options.metrics?.onRequest }));
-  // Responses hold one organisation's data: no shared cache may keep them, no browser may guess their type.
-  // Set before the handler runs: `c.body` keeps them, and no built response is copied to add them.
   app.use(async (c, next) => {
+    // Responses hold one organisation's data: no shared cache may keep them, no browser may guess their type.
+    // Set before the handler runs: `c.body` keeps them, and no built response is copied to add them.
     c.header('Cache-Control', 'no-store');
     c.header('X-Content-Type-Options', 'nosniff');
     await next();
-  });
-
-  // Connection: close once draining (the client's next request goes to another process), and when
-  // a body is left unread (reading the rest only to discard it would delay the answer).
-  app.use(async (c, next) => {
-    await next();
+    // Connection: close once draining (the client's next request goes to another process), and when
+    // a body is left unread (reading the rest only to discard it would delay the answer).
     if (draining() || bodyUnread(c)) c.res.headers.set('Connection', 'close');
   });
 

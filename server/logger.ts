@@ -37,3 +37,9 @@ export const createLogger = (level: string, options: LoggerOptions = {}): Logger
         })
       : (options.destination ?? pino.destination({ dest: 2, sync: options.sync ?? false })),
   );
+
+/**
+ * The same logger without redaction, for records whose every field the server builds itself (the
+ * access log's): redacting wildcard paths costs ~12 µs a line, nearly twice the line itself.
+ */
+export const unredacted = (log: Logger): Logger => log.child({}, { redact: { paths: [] } });
