@@ -2,7 +2,8 @@
  * Compiled reads, by request shape. A read's plan and statement depend only on the resource,
  * method, query string, the headers the parser reads and the kind of scope; the scope's values are
  * always the first parameters (scopeValues), and the value of each comparison on a plain field
- * (`id=eq.<uuid>`, a slot) is a parameter of its own. So a read of a known shape (a polled page,
+ * (`id=eq.<uuid>`, a slot) is a parameter the compiler records as it adds it (Params.parts). So a
+ * read of a known shape (a polled page,
  * an object fetched by id, a dashboard's lists) skips parse, plan and compile: its slot values are
  * checked as the planner checks them and swapped in with the caller's scope. Every value stays a
  * bound parameter, and statements of one shape share their text, so PostgreSQL's prepared
@@ -24,28 +25,28 @@ export interface CompiledRead {
 
 /** A held read; for a shape, where each slot's value goes and the kind it is checked as. */
 interface Entry extends CompiledRead {
-  readonly slots: ReadonlyArray<{ readonly index: number; readonly field: string; readonly type: ColumnType }>;
+  readonly slots: ReadonlyArray<{ readonly at: readonly number[]; readonly field: string; readonly type: ColumnType }>;
 }
 
 /** Longer query strings are compiled each time rather than held. */
 const MAX_KEY_LENGTH = 2048;
 
 /**
- * Where each slot's value sits among the statement's parameters, or null when that is not certain:
- * each value must be found exactly once (a value that also fills another parameter, such as the
- * limit or the tenant, could be either). A plan that reads its filter values after the statement
- * (a planned count compiles an estimate from them) is held whole.
+ * Where the compiler put each slot's value among the statement's parameters, or null when a slot
+ * is not a plain comparison's value, as written (a field that is an embed's check), or when the plan
+ * reads its filter values after the statement (a planned count compiles an estimate from them):
+ * such a read is held whole.
  */
 function slotsOf(shape: QueryShape, made: CompiledRead): Entry['slots'] | null {
   if (made.plan.count === 'planned' || made.plan.count === 'estimated') return null;
-  const { params } = made.statement;
+  const { params, parts } = made.statement;
   const slots: Array<Entry['slots'][number]> = [];
-  for (const { field, value } of shape.slots) {
-    const index = params.indexOf(value);
-    if (index < 0 || params.indexOf(value, index + 1) >= 0) return null;
+  for (const { field, value, part } of shape.slots) {
+    const at = parts?.get(part);
+    if (!at || at.some((index) => params[index] !== value)) return null;
     const type = made.plan.resource.field(field)?.type;
     if (type === undefined) return null;
-    slots.push({ index, field, type });
+    slots.push({ at, field, type });
   }
   return slots;
 }
@@ -85,7 +86,7 @@ export class ReadCache {
     held.slots.forEach((slot, i) => {
       const { value } = shape.slots[i]!;
       checkValue(slot.field, slot.type, value);
-      params[slot.index] = value;
+      for (const index of slot.at) params[index] = value;
     });
     return { plan: held.plan, statement: { ...held.statement, params } };
   }

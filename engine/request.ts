@@ -36,6 +36,8 @@ export interface FilterNode {
   readonly field: FieldRef;
   readonly negated: boolean;
   readonly operation: Operation;
+  /** A top-level filter's place among the query string's parts (read-cache.ts varies its value). */
+  readonly part?: number;
 }
 
 /** `and(...)`/`or(...)` over conditions of type C: the parsed request's, or the plan's. */

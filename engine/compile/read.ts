@@ -71,13 +71,13 @@ export function compileRead(
       ` ${snapshot} AS snapshot,` +
       ` ${params.evaluations()} AS converted) m LEFT JOIN LATERAL (SELECT row_number() OVER () AS "n", _r.*` +
       ` FROM (${rows.sql}) _r) r ON true ORDER BY r."n"`;
-    return { text, params: params.values, rows: shape };
+    return { text, params: params.values, rows: shape, parts: params.parts };
   }
   const body = jsonBody(rows.row, plan.head ? 'none' : plan.format, params);
   const text =
     `${cte} SELECT ${head}, count(*)::int4 AS page_total, ${total}::text AS total, ${body} AS body,` +
     ` ${version} AS version, ${snapshot} AS snapshot, ${params.evaluations()} AS converted FROM (${rows.sql}) _t`;
-  return { text, params: params.values };
+  return { text, params: params.values, parts: params.parts };
 }
 
 /**

@@ -13,6 +13,8 @@ export interface CompiledStatement {
   readonly params: readonly SqlParam[];
   /** A read whose rows are its page, their JSON built in Node (row-json.ts); otherwise one row with the body. */
   readonly rows?: RowShape;
+  /** A read's parameters holding the value of each top-level comparison, by query string part (Params.parts). */
+  readonly parts?: ReadonlyMap<number, readonly number[]>;
 }
 
 /** A simple or quoted identifier. */
@@ -24,6 +26,12 @@ const CONSTANT = /^[a-z][a-z0-9_]*(\[\])?$/;
 
 export class Params {
   readonly values: SqlParam[] = [];
+  /**
+   * Where the value of each top-level comparison on a plain field went, by the query string part
+   * it was written in: recorded as it is added, so the read cache (read-cache.ts) binds another
+   * value in exactly those places. A value compiled twice (a count beside the page) has two.
+   */
+  readonly parts = new Map<number, number[]>();
   /** Expressions over the caller's values that `evaluations` evaluates once. */
   readonly #once: string[] = [];
 
@@ -39,9 +47,13 @@ export class Params {
     return type === 'text' ? placeholder : `${placeholder}::${type}`;
   }
 
-  /** A filter value: like `add`, and converted once by `evaluations` whether or not a row is read. */
-  addFilterValue(value: SqlParam, type: string): string {
+  /**
+   * A filter value: like `add`, and converted once by `evaluations` whether or not a row is read.
+   * `part`: the query string part of the comparison it is the value of (`parts`).
+   */
+  addFilterValue(value: SqlParam, type: string, part?: number): string {
     const sql = this.add(value, type);
+    if (part !== undefined) this.parts.set(part, [...(this.parts.get(part) ?? []), this.values.length - 1]);
     if (type !== 'text') this.evaluateOnce(sql);
     return sql;
   }

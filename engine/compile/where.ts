@@ -51,11 +51,12 @@ export function target(t: Target, params: Params, table = 't'): string {
   return t.jsonPath.length ? `(${sql})` : sql;
 }
 
-function operation(left: string, t: Target, op: PlannedOperation, params: Params): string {
+/** `part`: the query string part of a top-level filter on a plain field (Params.parts). */
+function operation(left: string, t: Target, op: PlannedOperation, params: Params, part?: number): string {
   const type = t.type.sql;
   switch (op.kind) {
     case 'compare': {
-      const value = params.addFilterValue(op.value, type);
+      const value = params.addFilterValue(op.value, type, part);
       if (REGEX.has(op.op)) params.evaluateOnce(`'' ${OPERATOR_SQL[op.op]} ${value}`);
       return `${left} ${OPERATOR_SQL[op.op]} ${value}`;
     }
@@ -91,7 +92,8 @@ export interface LevelContext {
 export function condition(c: PlannedCondition, ctx: LevelContext): string {
   switch (c.kind) {
     case 'filter': {
-      const sql = operation(target(c.target, ctx.params, ctx.table), c.target, c.operation, ctx.params);
+      const part = c.target.jsonPath.length === 0 ? c.part : undefined;
+      const sql = operation(target(c.target, ctx.params, ctx.table), c.target, c.operation, ctx.params, part);
       return c.negated ? `NOT (${sql})` : sql;
     }
     case 'embedded': {

@@ -24,14 +24,13 @@ function decode(part: string): string {
 /** The query string's `&`-separated parts, still encoded. */
 const partsOf = (raw: string): string[] => raw.replace(/^\?/, '').split('&');
 
-/** `key=value` pairs in order; a part without `=` is ignored, as PostgREST does. */
-function splitQuery(raw: string): Array<[string, string]> {
-  const pairs: Array<[string, string]> = [];
-  for (const part of partsOf(raw)) {
+/** `key=value` pairs in order, each with its part's index; a part without `=` is ignored, as PostgREST does. */
+function splitQuery(raw: string): Array<[string, string, number]> {
+  const pairs: Array<[string, string, number]> = [];
+  partsOf(raw).forEach((part, index) => {
     const eq = part.indexOf('=');
-    if (eq < 0) continue;
-    pairs.push([decode(part.slice(0, eq)), decode(part.slice(eq + 1))]);
-  }
+    if (eq >= 0) pairs.push([decode(part.slice(0, eq)), decode(part.slice(eq + 1)), index]);
+  });
   return pairs;
 }
 
@@ -70,8 +69,8 @@ const NOT_FIELDS: ReadonlySet<string> = new Set([...NAMED, ...TAIL_WORDS]);
 export interface QueryShape {
   /** The query string with each slot's value replaced by a NUL character. */
   readonly text: string;
-  /** Each slot's field and its value, decoded, in the order written. */
-  readonly slots: ReadonlyArray<{ readonly field: string; readonly value: string }>;
+  /** Each slot's field, its value (decoded) and its part's index, in the order written. */
+  readonly slots: ReadonlyArray<{ readonly field: string; readonly value: string; readonly part: number }>;
 }
 
 /**
@@ -80,8 +79,8 @@ export interface QueryShape {
  */
 export function queryShape(raw: string): QueryShape | null {
   const parts: string[] = [];
-  const slots: Array<{ field: string; value: string }> = [];
-  for (const part of partsOf(raw)) {
+  const slots: Array<QueryShape['slots'][number]> = [];
+  for (const [index, part] of partsOf(raw).entries()) {
     const eq = part.indexOf('=');
     const field = part.slice(0, eq);
     const slot = eq > 0 && SLOT_KEY.test(field) && !NOT_FIELDS.has(field) ? SLOT_VALUE.exec(part.slice(eq + 1)) : null;
@@ -90,7 +89,7 @@ export function queryShape(raw: string): QueryShape | null {
       continue;
     }
     try {
-      slots.push({ field, value: decode(slot[2]!) });
+      slots.push({ field, value: decode(slot[2]!), part: index });
     } catch {
       return null;
     }
@@ -162,7 +161,7 @@ export function parseQuery(raw: string): QueryParams {
     return found;
   };
 
-  for (const [key, value] of splitQuery(raw)) {
+  for (const [key, value, part] of splitQuery(raw)) {
     if (key === 'select') {
       select = parseSelect(value);
       continue;
@@ -192,7 +191,7 @@ export function parseQuery(raw: string): QueryParams {
     }
     const { path, field } = parseFilterKey(key);
     const { negated, operation } = parseFilterValue(key, value);
-    level(path).where.push({ kind: 'filter', field, negated, operation });
+    level(path).where.push({ kind: 'filter', field, negated, operation, ...(path.length === 0 && { part }) });
   }
   return { select, ...root, embedded, columns, onConflict };
 }

@@ -182,7 +182,7 @@ export function planCondition(
       children: condition.children.map((c) => planCondition(resource, c, embeds)),
     };
   }
-  const { field, negated, operation } = condition;
+  const { field, negated, operation, part } = condition;
   const embed = field.jsonPath.length === 0 && !resource.field(field.name) && embeds.find((e) => e.name === field.name);
   if (embed) return planEmbedCheck(embed, negated, operation);
   if (!resource.field(field.name) && resource.relations.some((r) => r.name === field.name)) {
@@ -192,7 +192,7 @@ export function planCondition(
     });
   }
   const target = resolve(resource, field, 'filter');
-  return { kind: 'filter', target, negated, operation: planOperation(target, operation) };
+  return { kind: 'filter', target, negated, operation: planOperation(target, operation), part };
 }
 
 /** Output keys become quoted identifiers: printable name characters only, and no longer than PostgreSQL keeps. */

@@ -47,6 +47,8 @@ export interface PlannedFilter {
   readonly target: Target;
   readonly negated: boolean;
   readonly operation: PlannedOperation;
+  /** The query string part it was written in, at the top level (FilterNode.part). */
+  readonly part?: number;
 }
 
 /** `contact=is.null` / `contact=not.is.null`: whether an embed (after its own filters) has a match. */

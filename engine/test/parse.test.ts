@@ -11,7 +11,7 @@ import { parseFilterValue, parseLogicTree } from '../parse/filter.ts';
 import { parseAccept, parsePreferences, parseRange } from '../parse/headers.ts';
 import { parseRequest } from '../parse/index.ts';
 import { parseEntityTags } from '../parse/preconditions.ts';
-import { parseQuery } from '../parse/query.ts';
+import { parseQuery as parseQueryWithParts } from '../parse/query.ts';
 import { parseOrder, parseSelect } from '../parse/select.ts';
 import type {
   Condition,
@@ -30,6 +30,12 @@ import type {
 
 // ---------------------------------------------------------------------------------------------
 // Builders for expected values
+
+/** The parsed query without each top-level filter's part (checked on its own, below). */
+const parseQuery = (raw: string): QueryParams => {
+  const parsed = parseQueryWithParts(raw);
+  return { ...parsed, where: parsed.where.map((c) => (c.kind === 'filter' ? { ...c, part: undefined } : c)) };
+};
 
 const field = (name: string, ...jsonPath: JsonPathStep[]): FieldRef => ({ name, jsonPath });
 const arrow = (key: string | number): JsonPathStep => ({ arrow: '->', key });
@@ -162,6 +168,16 @@ const only = (raw: string): Condition => {
 // =============================================================================================
 
 describe('query string: splitting and decoding', () => {
+  it('tells each top-level filter the query string part it was written in, for the read cache', () => {
+    const { where, embedded } = parseQueryWithParts('select=*,deal(*)&&a=eq.1&x&or=(b.eq.2)&deal.c=eq.3&d=gt.4');
+    expect(where.map((c) => (c.kind === 'filter' ? [c.field.name, c.part] : [c.kind]))).toEqual([
+      ['a', 2],
+      ['logic'],
+      ['d', 6],
+    ]);
+    expect(embedded.get('deal')?.where[0]).not.toHaveProperty('part');
+  });
+
   it('an empty query string gives the defaults', () => {
     expect(parseQuery('')).toEqual(EMPTY_QUERY);
   });
@@ -1595,7 +1611,7 @@ describe('parseRequest', () => {
       query: {
         ...EMPTY_QUERY,
         select: [col('id'), col('name')],
-        where: [filter('name', quant('ilike', '*jo*'))],
+        where: [{ ...filter('name', quant('ilike', '*jo*')), part: 1 }],
         order: [term('name', 'desc')],
         limit: 5,
       },
