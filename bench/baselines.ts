@@ -6,6 +6,7 @@
  * the organisation comes in the `x-organisation` header (no token check, which favours the
  * baselines); with it, as Engage does it: the SHA-256 of the bearer token, checked in the
  * statement against the token table (not revoked, not expired), which gives the organisation.
+ * `DATABASE_PREPARE=0` sends every statement unnamed, as through PgBouncer 1.18 Engage does too.
  */
 import { createHash } from 'node:crypto';
 import { serve } from '@hono/node-server';
@@ -20,6 +21,7 @@ if ((mode !== 'stringify' && mode !== 'passthrough') || !port || !url) {
   process.exit(2);
 }
 const db = postgres(url, { max: 4, onnotice: () => {}, connection: { TimeZone: 'UTC' } });
+const PREPARE = process.env.DATABASE_PREPARE !== '0';
 
 /** The organisation in a statement: `$1`, or with `-token` the one the token in `$1` stands for. */
 const ORGANISATION =
@@ -34,7 +36,7 @@ const sql = {
       scoped = checked ? text.replace(/\$1(?!\d)/g, () => ORGANISATION) : text;
       texts.set(text, scoped);
     }
-    return db.unsafe(scoped, params as never[], options);
+    return db.unsafe(scoped, params as never[], { prepare: options.prepare && PREPARE });
   },
 };
 /** The statements' `$1`: the organisation's id, or the SHA-256 of the bearer token. */

@@ -9,8 +9,9 @@
  *
  * `--scale`: Engage connected directly, through PgBouncer (transaction pooling, DATABASE_PREPARE=0)
  * and with a streaming replica taking its reads, on a primary and replica of its own
- * (tests/scale/replica.sh, tests/scale/pgbouncer.sh), with the 40,000-contact dataset (no
- * baselines). Its results go to bench/results-scale.md and bench/results-scale.json.
+ * (tests/scale/replica.sh, tests/scale/pgbouncer.sh), with the 40,000-contact dataset; the
+ * baselines with Engage's token check run directly and through the same PgBouncer, for the share of
+ * its direct throughput each keeps there. Its results go to bench/results-scale.md and .json.
  *
  * Prepares a fresh PostgreSQL database (DATABASE_URL is the admin connection; default the local
  * server), generates the dataset, starts Engage and its baselines as separate processes, and runs
@@ -630,6 +631,8 @@ try {
     stringifyToken: 31007,
     passthroughToken: 31008,
     engageInfo: 31009,
+    stringifyTokenPgbouncer: 31010,
+    passthroughTokenPgbouncer: 31011,
   };
   const node = process.execPath;
   const engageTarget = (name: string, port: number, env: Record<string, string>, cwd = ROOT): Target => ({
@@ -644,6 +647,11 @@ try {
       cwd,
     ),
   });
+  const baseline = (name: string, port: number, argv: string[], env: Record<string, string>): Target => ({
+    name,
+    base: `http://127.0.0.1:${port}`,
+    process: start(name, node, [baselines, ...argv], env),
+  });
   if (cluster) await caughtUp(dbUrl, sameDatabase(dbUrl, cluster.replica));
   const targets: Target[] = cluster
     ? [
@@ -656,6 +664,18 @@ try {
           DATABASE_URL: dbUrl,
           READ_DATABASE_URL: sameDatabase(dbUrl, cluster.replica),
         }),
+        // The hand-written code with Engage's token check, directly and through the same PgBouncer: the share
+        // of its direct throughput it keeps there is the yardstick for Engage's.
+        ...(['stringify', 'passthrough'] as const).flatMap((mode) => {
+          const [port, pooled] = [ports[`${mode}Token`], ports[`${mode}TokenPgbouncer`]];
+          const through = sameDatabase(dbUrl, cluster.pgbouncer);
+          return [
+            baseline(`${mode}-token`, port, [`${mode}-token`, String(port), dbUrl], {}),
+            baseline(`${mode}-token-pgbouncer`, pooled, [`${mode}-token`, String(pooled), through], {
+              DATABASE_PREPARE: '0',
+            }),
+          ];
+        }),
       ]
     : [
         engageTarget('engage', ports.engage, { DATABASE_URL: dbUrl }),
@@ -665,22 +685,13 @@ try {
         engageTarget('engage-log-info', ports.engageInfo, { DATABASE_URL: dbUrl, LOG_LEVEL: 'info' }),
         engageTarget('engage-10k', ports.engage10k, { DATABASE_URL: smallUrl }),
         ...(args.before ? [engageTarget('engage-before', ports.before, { DATABASE_URL: dbUrl }, args.before)] : []),
-        {
-          name: 'stringify',
-          base: `http://127.0.0.1:${ports.stringify}`,
-          process: start('stringify', node, [baselines, 'stringify', String(ports.stringify), dbUrl], {}),
-        },
-        {
-          name: 'passthrough',
-          base: `http://127.0.0.1:${ports.passthrough}`,
-          process: start('passthrough', node, [baselines, 'passthrough', String(ports.passthrough), dbUrl], {}),
-        },
+        baseline('stringify', ports.stringify, ['stringify', String(ports.stringify), dbUrl], {}),
+        baseline('passthrough', ports.passthrough, ['passthrough', String(ports.passthrough), dbUrl], {}),
         // The same, checking the bearer token in each statement as Engage does: the fair comparison.
-        ...(['stringify', 'passthrough'] as const).map((mode) => ({
-          name: `${mode}-token`,
-          base: `http://127.0.0.1:${ports[`${mode}Token`]}`,
-          process: start(`${mode}-token`, node, [baselines, `${mode}-token`, String(ports[`${mode}Token`]), dbUrl], {}),
-        })),
+        ...(['stringify', 'passthrough'] as const).map((mode) => {
+          const port = ports[`${mode}Token`];
+          return baseline(`${mode}-token`, port, [`${mode}-token`, String(port), dbUrl], {});
+        }),
       ];
   const chosen = scenarios(data, small).filter((scenario) => selected(scenario.name));
   const tokens = new Map([
@@ -723,10 +734,12 @@ try {
       'engage-pgbouncer',
       'engage-replica',
     ]);
-    const requestFor = (t: Target) =>
-      t.name.endsWith('-token')
-        ? withToken(scenario.requests[t.name.slice(0, -'-token'.length)], tokens)
+    const requestFor = (t: Target) => {
+      const token = /^(\w+)-token(?:-pgbouncer)?$/.exec(t.name);
+      return token
+        ? withToken(scenario.requests[token[1]!], tokens)
         : scenario.requests[asEngage.has(t.name) ? 'engage' : t.name];
+    };
     const runs = up.filter((t) => requestFor(t));
     if (scenario.sameJson) await checkSameJson(scenario, runs, requestFor);
     log(`${scenario.name}: warm-up`);
@@ -827,6 +840,20 @@ try {
   await cleanUp();
 }
 
+/** Per scenario, the req/s each target keeps through PgBouncer as a share of its direct req/s (with --scale). */
+function pooledShares(results: ReadonlyArray<{ scenario: string; target: string } & Measurement>) {
+  const rps = (scenario: string, target: string) =>
+    results.find((r) => r.scenario === scenario && r.target === target)?.rps;
+  return [...new Set(results.map((r) => r.scenario))].flatMap((scenario) => {
+    const share = (target: string) => {
+      const [direct, pooled] = [rps(scenario, target), rps(scenario, `${target}-pgbouncer`)];
+      return direct && pooled !== undefined ? pooled / direct : undefined;
+    };
+    const row = { scenario, engage: share('engage'), 'stringify-token': share('stringify-token') };
+    return row.engage === undefined ? [] : [{ ...row, 'passthrough-token': share('passthrough-token') }];
+  });
+}
+
 function markdown(report: {
   date: string;
   machine: Record<string, unknown>;
@@ -850,7 +877,9 @@ function markdown(report: {
       ' engage-before, when present, is the build given with --before (its ratio is after ÷ before).',
     'With --scale, all on one primary with a streaming replica on the same machine: engage connects directly,' +
       ' engage-pgbouncer through PgBouncer 1.18 (pool_mode=transaction, DATABASE_PREPARE=0),' +
-      ' engage-replica sends its reads to the replica (READ_DATABASE_URL).',
+      ' engage-replica sends its reads to the replica (READ_DATABASE_URL);' +
+      ' stringify-token-pgbouncer and passthrough-token-pgbouncer are the baselines through the same PgBouncer' +
+      ' (unnamed statements, as DATABASE_PREPARE=0 has Engage send them).',
     'The by-id scenario cycles through 2,000 contacts, all of one shape (id=eq.<uuid>), so Engage compiles it once' +
       ' and binds each id; the list scenario repeats one request.',
     "DB µs/req is the CPU time (utime + stime from /proc) that all of this machine's PostgreSQL processes" +
@@ -868,6 +897,22 @@ function markdown(report: {
       `| ${r.scenario} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.rssMb} |` +
         ` ${r.dbUs} | ${r.nodeUs} | ${ratio} |`,
     );
+  }
+  const shares = pooledShares(report.results);
+  if (shares.length > 0) {
+    lines.push(
+      '',
+      "Through PgBouncer: the share of its direct req/s each keeps, and Engage's share ÷ the baseline's.",
+      '',
+      '| scenario | engage | stringify-token | passthrough-token | ÷ stringify-token | ÷ passthrough-token |',
+      '|---|---:|---:|---:|---:|---:|',
+    );
+    for (const s of shares) {
+      const [e, st, pt] = [s.engage, s['stringify-token'], s['passthrough-token']];
+      const ratio = (base: number | undefined) => (e !== undefined && base ? (e / base).toFixed(2) : '');
+      const cell = (share: number | undefined) => share?.toFixed(2) ?? '';
+      lines.push(`| ${s.scenario} | ${cell(e)} | ${cell(st)} | ${cell(pt)} | ${ratio(st)} | ${ratio(pt)} |`);
+    }
   }
   const ceilings = Object.entries(report.rawDriverCeiling);
   if (ceilings.length > 0) {
