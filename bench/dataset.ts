@@ -22,13 +22,23 @@ export const SMALL: DatasetSize = { contacts: 10_000, deals: 2_000, appointments
 
 /** How many of the large organisation's contacts the by-id scenario cycles through. */
 export const BY_ID_CONTACTS = 2000;
+/** Deals the `PATCH deals in turn` scenario cycles through. */
+export const PATCHED_DEALS = 2000;
 
 /** How many deals each contact that has deals has (the newest contacts of each organisation have them). */
 export const DEALS_PER_CONTACT = 4;
 
 export interface Dataset {
   /** The largest organisation: lists, by-id, details, writes. */
-  readonly large: { id: string; token: string; contactIds: readonly string[]; dealId: string };
+  readonly large: {
+    id: string;
+    token: string;
+    contactIds: readonly string[];
+    /** One deal, which every request of `PATCH one deal` writes. */
+    dealId: string;
+    /** Deals written in turn: writes as a deployment sees them, each row seldom written twice at once. */
+    dealIds: readonly string[];
+  };
   /** An organisation of exactly 5,000 contacts, for count=exact. */
   readonly counted: { id: string; token: string };
 }
@@ -124,8 +134,8 @@ export async function generate(db: Database, size: DatasetSize, log: (line: stri
     `SELECT id::text AS id FROM contact WHERE organisation_id = $1::uuid ORDER BY random() LIMIT ${BY_ID_CONTACTS}`,
     [large],
   );
-  const [deal] = await db.query<{ id: string }>(
-    `SELECT id::text AS id FROM deal WHERE organisation_id = $1::uuid ORDER BY id LIMIT 1`,
+  const deals = await db.query<{ id: string }>(
+    `SELECT id::text AS id FROM deal WHERE organisation_id = $1::uuid ORDER BY id LIMIT ${PATCHED_DEALS}`,
     [large],
   );
   return {
@@ -133,7 +143,8 @@ export async function generate(db: Database, size: DatasetSize, log: (line: stri
       id: large,
       token: (await createOrganisationToken(engageEngine(db), db, { organisationId: large })).token,
       contactIds: contacts.map((c) => c.id),
-      dealId: deal!.id,
+      dealId: deals[0]!.id,
+      dealIds: deals.map((d) => d.id),
     },
     counted: {
       id: counted,

@@ -31,7 +31,7 @@ import ts from 'typescript';
 import { openDatabase } from '../server/database.ts';
 import { createOrganisationToken, engageEngine } from '../server/engine.ts';
 import { perRequest, postgresTicks, spent, treeTicks } from './cpu.ts';
-import { type Dataset, type DatasetSize, FULL, generate, QUICK, SMALL } from './dataset.ts';
+import { type Dataset, type DatasetSize, FULL, generate, PATCHED_DEALS, QUICK, SMALL } from './dataset.ts';
 import { type StreamRun, streamsRun } from './streams.ts';
 
 const { values: args } = parseArgs({
@@ -227,17 +227,18 @@ function scenarios(data: Dataset, small: Dataset): Scenario[] {
     "SELECT coalesce(json_agg(t), '[]')::text FROM (SELECT c.*, coalesce((SELECT json_agg(d) FROM deal d" +
     " WHERE d.organisation_id = $1 AND d.contact_id = c.id), '[]') AS deal FROM contact c" +
     ' WHERE c.organisation_id = $1 ORDER BY c.created_at DESC LIMIT 25) t';
-  // `keyed`: Engage's requests carry an Idempotency-Key each; the baseline has none to take.
-  const patchDeal = (keyed: boolean) => ({
+  // `keyed`: Engage's requests carry an Idempotency-Key each; the baseline has none to take. `ids`: the deals
+  // written in turn (one, which every connection waits on in turn, or many, as a deployment's writes).
+  const patchDeal = (keyed: boolean, ids: readonly string[] = [L.dealId]) => ({
     engage: {
-      path: `/api/v1/deal?id=eq.${L.dealId}`,
+      path: ids.map((id) => `/api/v1/deal?id=eq.${id}`),
       method: 'PATCH',
       headers: { ...engine(L.token), ...json },
       body: '{"status_key":"open"}',
       keyed,
     },
     stringify: {
-      path: `/deal?id=${L.dealId}`,
+      path: ids.map((id) => `/deal?id=${id}`),
       method: 'PATCH',
       headers: { ...org(L.id), ...json },
       body: '{"status_key":"open"}',
@@ -314,6 +315,14 @@ function scenarios(data: Dataset, small: Dataset): Scenario[] {
     {
       name: 'PATCH one deal, each with an Idempotency-Key',
       requests: patchDeal(true),
+    },
+    {
+      name: `PATCH deals in turn (${PATCHED_DEALS.toLocaleString('en')})`,
+      requests: patchDeal(false, L.dealIds),
+    },
+    {
+      name: `PATCH deals in turn (${PATCHED_DEALS.toLocaleString('en')}), each with an Idempotency-Key`,
+      requests: patchDeal(true, L.dealIds),
     },
     {
       name: SINGLE_POST,
