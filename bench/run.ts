@@ -890,7 +890,8 @@ function markdown(report: {
       ' stringify-token-pgbouncer and passthrough-token-pgbouncer are the baselines through the same PgBouncer' +
       ' (unnamed statements, as DATABASE_PREPARE=0 has Engage send them).',
     'The by-id scenario cycles through 2,000 contacts, all of one shape (id=eq.<uuid>), so Engage compiles it once' +
-      ' and binds each id; the list scenario repeats one request.',
+      ' and binds each id; the list scenario repeats one request; PATCH one deal has every connection write the same' +
+      ' row, PATCH deals in turn cycles through 2,000 deals.',
     "DB µs/req is the CPU time (utime + stime from /proc) that all of this machine's PostgreSQL processes" +
       ' spent during a run (with --scale, the primary and the replica alike; PgBouncer is not counted),' +
       " divided by the requests answered; Node µs/req the same for the target's process and its children." +
