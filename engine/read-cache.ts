@@ -3,9 +3,9 @@
  * method, query string, the headers the parser reads and the kind of scope; the scope's values are
  * always the first parameters (scopeValues), and the value of each comparison on a plain field
  * (`id=eq.<uuid>`, a slot) is a parameter the compiler records as it adds it (Params.parts). So a
- * read of a known shape (a polled page,
- * an object fetched by id, a dashboard's lists) skips parse, plan and compile: its slot values are
- * checked as the planner checks them and swapped in with the caller's scope. Every value stays a
+ * read of a known shape (a polled page, an object fetched by id, a dashboard's lists) skips parse,
+ * plan and compile: its slot values are checked as the planner checks them and bound where the
+ * compiler put them, with the caller's scope. Every value stays a
  * bound parameter, and statements of one shape share their text, so PostgreSQL's prepared
  * statement serves them all. Bounded; the least recently used entry goes.
  */
@@ -33,9 +33,9 @@ const MAX_KEY_LENGTH = 2048;
 
 /**
  * Where the compiler put each slot's value among the statement's parameters, or null when a slot
- * is not a plain comparison's value, as written (a field that is an embed's check), or when the plan
- * reads its filter values after the statement (a planned count compiles an estimate from them):
- * such a read is held whole.
+ * is not the value of a comparison as written (the compiler recorded no place for it, or put
+ * something else there), or when the plan reads its filter values after the statement (a planned
+ * count compiles an estimate from them): such a read is held whole.
  */
 function slotsOf(shape: QueryShape, made: CompiledRead): Entry['slots'] | null {
   if (made.plan.count === 'planned' || made.plan.count === 'estimated') return null;

@@ -29,7 +29,7 @@ export class Params {
   /**
    * Where the value of each top-level comparison on a plain field went, by the query string part
    * it was written in: recorded as it is added, so the read cache (read-cache.ts) binds another
-   * value in exactly those places. A value compiled twice (a count beside the page) has two.
+   * value in exactly those places (each of them, should a value be compiled more than once).
    */
   readonly parts = new Map<number, number[]>();
   /** Expressions over the caller's values that `evaluations` evaluates once. */
