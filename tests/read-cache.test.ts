@@ -196,7 +196,7 @@ describe('ReadCache by shape', () => {
     expect(compiled).toEqual(['display_name=eq.5&limit=5', 'city=eq.Bern&limit=2']);
   });
 
-  it('holds whole a read whose slot is not a comparison of a field, or whose count the planner estimates', () => {
+  it('holds whole a read whose count the planner estimates from its filter values', () => {
     const { compiled, read, fresh } = compiling();
     const planned = { prefer: 'count=planned' };
     read('city=eq.Bern', A, planned);
