@@ -858,8 +858,16 @@ function pooledShares(results: ReadonlyArray<{ scenario: string; target: string 
       const [direct, pooled] = [rps(scenario, target), rps(scenario, `${target}-pgbouncer`)];
       return direct && pooled !== undefined ? pooled / direct : undefined;
     };
-    const row = { scenario, engage: share('engage'), 'stringify-token': share('stringify-token') };
-    return row.engage === undefined ? [] : [{ ...row, 'passthrough-token': share('passthrough-token') }];
+    const engage = share('engage');
+    if (engage === undefined) return [];
+    return [
+      {
+        scenario,
+        engage,
+        'stringify-token': share('stringify-token'),
+        'passthrough-token': share('passthrough-token'),
+      },
+    ];
   });
 }
 
