@@ -17,7 +17,8 @@ export default defineConfig({
     include: ['tests/**/*.test.ts'],
     // Run by tests/scale/run.sh, which starts the servers they need.
     exclude: ['tests/scale/**', 'node_modules/**'],
-    // Each file opens its own database (a PGlite instance takes a few seconds to start).
+    // Each file opens its own database: on PGlite a copy of one migrated data directory.
+    globalSetup: ['tests/helpers/pglite-template.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
   },

@@ -1,10 +1,14 @@
 /**
- * A database of a test file's own: PGlite in memory by default, or with DATABASE_URL a new
- * PostgreSQL database on that server (dropped afterwards), so runs never collide. `tables` is the
+ * A database of a test file's own: PGlite in a copy of the run's initialised data directory
+ * (test/pglite-template.ts) by default, or with DATABASE_URL a new PostgreSQL database on that server (dropped afterwards), so runs never collide. `tables` is the
  * SQL that makes the test's schema, run once.
  */
 import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import postgres from 'postgres';
+import { inject } from 'vitest';
 import type { Database } from '../db/port.ts';
 import { createEngine, type Engine, type EngineOptions } from '../engine.ts';
 import { openPglite } from '../pglite.ts';
@@ -18,9 +22,19 @@ export interface TestDatabase {
 export async function testDatabase(tables = ''): Promise<TestDatabase> {
   const server = process.env.DATABASE_URL;
   if (!server) {
-    const db = await openPglite();
+    const template = inject('pgliteTemplate');
+    if (!template) throw new Error('no PGlite template: vitest.config.ts names test/pglite-template.ts');
+    const root = mkdtempSync(join(tmpdir(), 'engine-test-'));
+    cpSync(template, join(root, 'data'), { recursive: true });
+    const db = await openPglite(join(root, 'data'));
     if (tables) await db.exec(tables);
-    return { db, drop: () => db.close() };
+    return {
+      db,
+      async drop() {
+        await db.close();
+        rmSync(root, { recursive: true, force: true });
+      },
+    };
   }
   const name = `engine_test_${randomBytes(6).toString('hex')}`;
   const admin = postgres(server, { max: 1, onnotice: () => {} });

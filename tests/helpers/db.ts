@@ -1,11 +1,16 @@
 /**
  * A fresh, migrated database per test file: a new PostgreSQL database when DATABASE_URL is set
- * (dropped afterwards), an in-memory PGlite otherwise. Runs never collide.
+ * (dropped afterwards), otherwise a PGlite in a copy of the run's migrated data directory
+ * (tests/helpers/pglite-template.ts). Runs never collide.
  */
 
 import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Engine } from '@engage/engine';
 import postgres from 'postgres';
+import { inject } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
 import { type OpenDatabase, openDatabase } from '../../server/database.ts';
 import { engageEngine } from '../../server/engine.ts';
@@ -43,9 +48,21 @@ export const LOCAL_POSTGRES = process.env.DATABASE_URL ?? 'postgres://postgres@1
 export async function createTestDatabase(options: { postgres?: boolean } = {}): Promise<TestDatabase> {
   const adminUrl = options.postgres ? LOCAL_POSTGRES : process.env.DATABASE_URL;
   if (!adminUrl) {
-    const db = await openDatabase({ PGLITE_DIR: undefined });
+    const template = inject('pgliteTemplate');
+    if (!template) throw new Error('no PGlite template: vitest.config.ts names tests/helpers/pglite-template.ts');
+    const root = mkdtempSync(join(tmpdir(), 'engage-test-'));
+    cpSync(template, join(root, 'data'), { recursive: true });
+    const db = await openDatabase({ PGLITE_DIR: join(root, 'data') });
     await db.migrate();
-    return { db, engine: engageEngine(db), url: undefined, drop: () => db.close() };
+    return {
+      db,
+      engine: engageEngine(db),
+      url: undefined,
+      async drop() {
+        await db.close();
+        rmSync(root, { recursive: true, force: true });
+      },
+    };
   }
   const name = `engage_test_${randomBytes(6).toString('hex')}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
