@@ -112,4 +112,11 @@ describe('server-managed fields a resource declares', () => {
     ]);
     expect(inspectItem(resource, schemas, { organisation_id: id }, 'create').claimed).toBe(id);
   });
+  it('report one problem per field, in field order, whatever order the body gives them in', () => {
+    const order = resource.fields.map((f) => f.name);
+    expect(order.indexOf('name')).toBeLessThan(order.indexOf('type'));
+    const { invalid } = inspectItem(resource, schemas, { type: 'moon', name: 7 }, 'create');
+    expect(invalid.map((p) => p.field)).toEqual(['name', 'type']);
+    expect(invalid[1]!.message).toMatch(/^must be one of /);
+  });
 });

@@ -169,7 +169,11 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
         const fresh = await newKeys(q, toCreate.filter((a) => a.row[key.name] === undefined).length);
         for (const a of toCreate) keys.set(a, a.row[key.name] === undefined ? fresh.pop()! : String(a.row[key.name]));
         for (const a of toUpdate) keys.set(a, matchedKey(a, existing)!);
-        const withKey = (a: Accepted): Row => ({ ...a.row, [key.name]: keys.get(a) });
+        // Each row with its key; the row is the checks' own object, not the caller's item.
+        const withKey = (a: Accepted): Row => {
+          a.row[key.name] = keys.get(a);
+          return a.row;
+        };
 
         // A concurrent import may have created a matched value since the look-up: those become updates.
         if (toCreate.length > 0) {

@@ -61,6 +61,8 @@ function accept(checks: ItemChecks, item: unknown, index: number): Accepted | It
   if (inspected.claimed && inspected.claimed !== checks.tenant?.toLowerCase()) {
     return failure(index, 'FORBIDDEN', `the item names another ${checks.tenancy?.noun ?? 'tenant'}`);
   }
+  // Without custom fields the row is the item's fields: nothing to take out of it.
+  if (customFields.size === 0) return { index, row: inspected.row, custom: [] };
   const row: Row = {};
   const custom: Array<[CustomField, unknown]> = [];
   const invalid: Problem[] = [];
