@@ -1,7 +1,7 @@
 /**
  * vitest's global setup for a run on PGlite: one data directory, initialised once, that each test
  * file copies instead of running initdb again (a few seconds each in WebAssembly, against under one
- * for the copy).
+ * for the copy). The application's tests use it too, with their migrations applied (`prepare`).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,18 +11,28 @@ import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** An initialised PGlite data directory to copy; unset on PostgreSQL. */
+    /** A PGlite data directory to copy; unset on PostgreSQL. */
     pgliteTemplate: string | undefined;
   }
 }
 
-export default async function setup(project: TestProject): Promise<(() => void) | undefined> {
+/** Provides the template's directory, made and `prepare`d once; returns the teardown that removes it. */
+export async function providePgliteTemplate(
+  project: TestProject,
+  prepare: (dir: string) => Promise<void> = async () => {},
+): Promise<(() => void) | undefined> {
   if (process.env.DATABASE_URL) {
     project.provide('pgliteTemplate', undefined);
     return undefined;
   }
-  const root = mkdtempSync(join(tmpdir(), 'engine-pglite-template-'));
-  await (await PGlite.create(join(root, 'data'))).close();
-  project.provide('pgliteTemplate', join(root, 'data'));
+  const root = mkdtempSync(join(tmpdir(), 'pglite-template-'));
+  const dir = join(root, 'data');
+  // initdb here rather than in a child process as openPglite does: vite's module runner, which runs
+  // this file, has no import.meta.resolve.
+  await (await PGlite.create(dir)).close();
+  await prepare(dir);
+  project.provide('pgliteTemplate', dir);
   return () => rmSync(root, { recursive: true, force: true });
 }
+
+export default (project: TestProject) => providePgliteTemplate(project);
