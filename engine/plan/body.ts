@@ -62,6 +62,7 @@ export function bodySchemas(resource: Resource): BodySchemas {
   };
 }
 
+/** valibot's options for a field: stop at its first failed check. */
 const FIRST_ISSUE = { abortPipeEarly: true } as const;
 
 export interface InspectedItem {
