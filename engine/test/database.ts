@@ -1,7 +1,8 @@
 /**
  * A database of a test file's own: PGlite in a copy of the run's initialised data directory
- * (test/pglite-template.ts) by default, or with DATABASE_URL a new PostgreSQL database on that server (dropped afterwards), so runs never collide. `tables` is the
- * SQL that makes the test's schema, run once.
+ * (test/pglite-template.ts) by default, or with DATABASE_URL a new PostgreSQL database on that
+ * server (dropped afterwards), so runs never collide. `tables` is the SQL that makes the test's
+ * schema, run once.
  */
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
@@ -19,20 +20,26 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** A test file's copy of the data directory its run's global setup provides, and its removal. */
+export function copyPgliteTemplate(): { readonly dir: string; remove(): void } {
+  const template = inject('pgliteTemplate');
+  if (!template) throw new Error('no PGlite template: the vitest config names no pglite-template global setup');
+  const root = mkdtempSync(join(tmpdir(), 'pglite-test-'));
+  cpSync(template, join(root, 'data'), { recursive: true });
+  return { dir: join(root, 'data'), remove: () => rmSync(root, { recursive: true, force: true }) };
+}
+
 export async function testDatabase(tables = ''): Promise<TestDatabase> {
   const server = process.env.DATABASE_URL;
   if (!server) {
-    const template = inject('pgliteTemplate');
-    if (!template) throw new Error('no PGlite template: vitest.config.ts names test/pglite-template.ts');
-    const root = mkdtempSync(join(tmpdir(), 'engine-test-'));
-    cpSync(template, join(root, 'data'), { recursive: true });
-    const db = await openPglite(join(root, 'data'));
+    const copy = copyPgliteTemplate();
+    const db = await openPglite(copy.dir);
     if (tables) await db.exec(tables);
     return {
       db,
       async drop() {
         await db.close();
-        rmSync(root, { recursive: true, force: true });
+        copy.remove();
       },
     };
   }

@@ -1,7 +1,7 @@
 /**
  * vitest's global setup for a run on PGlite: one data directory, initialised once, that each test
  * file copies instead of running initdb again (a few seconds each in WebAssembly, against under one
- * for the copy). The application's tests use it too, with their migrations applied (`prepare`).
+ * for the copy, test/database.ts). A host's tests may add to it once (`prepare`), e.g. their migrations.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

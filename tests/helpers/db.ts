@@ -5,12 +5,9 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Engine } from '@engage/engine';
 import postgres from 'postgres';
-import { inject } from 'vitest';
+import { copyPgliteTemplate } from '../../engine/test/database.ts';
 import { loadConfig } from '../../server/config.ts';
 import { type OpenDatabase, openDatabase } from '../../server/database.ts';
 import { engageEngine } from '../../server/engine.ts';
@@ -48,11 +45,8 @@ export const LOCAL_POSTGRES = process.env.DATABASE_URL ?? 'postgres://postgres@1
 export async function createTestDatabase(options: { postgres?: boolean } = {}): Promise<TestDatabase> {
   const adminUrl = options.postgres ? LOCAL_POSTGRES : process.env.DATABASE_URL;
   if (!adminUrl) {
-    const template = inject('pgliteTemplate');
-    if (!template) throw new Error('no PGlite template: vitest.config.ts names tests/helpers/pglite-template.ts');
-    const root = mkdtempSync(join(tmpdir(), 'engage-test-'));
-    cpSync(template, join(root, 'data'), { recursive: true });
-    const db = await openDatabase({ PGLITE_DIR: join(root, 'data') });
+    const copy = copyPgliteTemplate();
+    const db = await openDatabase({ PGLITE_DIR: copy.dir });
     await db.migrate();
     return {
       db,
@@ -60,7 +54,7 @@ export async function createTestDatabase(options: { postgres?: boolean } = {}): 
       url: undefined,
       async drop() {
         await db.close();
-        rmSync(root, { recursive: true, force: true });
+        copy.remove();
       },
     };
   }
