@@ -298,6 +298,17 @@ describe('webhooks', () => {
       'import.succeeded',
     ]);
     expect(types.find((m) => m.type === 'import.succeeded')!.data).toMatchObject({ status: 'succeeded', created: 1 });
+    // The events carry the rows as written, though the import's statements return only keys.
+    const data = (type: string) => types.filter((m) => m.type === type).map((m) => m.data);
+    expect(data('contact.updated')).toEqual([
+      expect.objectContaining({ external_id: 'wh-1', display_name: 'Imported', id: expect.any(String) }),
+    ]);
+    expect(data('contact.created')).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ external_id: 'wh-1', display_name: 'Imported' }),
+        expect.objectContaining({ external_id: 'wh-2', display_name: 'From file' }),
+      ]),
+    );
   });
 });
 

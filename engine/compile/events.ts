@@ -4,7 +4,7 @@
  * a committed write has its events and a rolled-back one none. A host takes them out
  * (`takeEvents`, in its own transaction) to deliver them.
  */
-import type { Subscribers } from '../registry/events.ts';
+import type { ResourceEvents, Subscribers } from '../registry/events.ts';
 import type { Resource, Tenancy } from '../registry/index.ts';
 import { ownerType } from './scope.ts';
 import { type CompiledStatement, ident, Params } from './sql.ts';
@@ -18,21 +18,25 @@ export const outboxTable = (tenancy: Tenancy | null) =>
 
 export const OUTBOX_INDEX = `CREATE INDEX IF NOT EXISTS "${OUTBOX_TABLE}_created_idx" ON "${OUTBOX_TABLE}" ("created_at")`;
 
+/** Which of `subscribers`' rows are the tenant's (`tenant`, an SQL expression, null without tenancy) and enabled. */
+function subscribed(subscribers: Subscribers, tenant: string | null): string[] {
+  const sub = (column: string) => `sub.${ident(column)}`;
+  return [
+    ...(tenant !== null && subscribers.tenant ? [`${sub(subscribers.tenant)} = ${tenant}`] : []),
+    ...(subscribers.enabled ? [sub(subscribers.enabled)] : []),
+  ];
+}
+
 /**
  * `INSERT INTO outbox ... FROM <source> s JOIN subscribers`, the event of each source row `type`
  * (an SQL expression over `s`), for the subscriptions of `tenant` (an SQL expression over `s`, or
  * null without tenancy) that want it.
  */
 function record(subscribers: Subscribers, source: string, tenant: string | null, type: string, data: string): string {
-  const sub = (column: string) => `sub.${ident(column)}`;
-  const on = [
-    ...(tenant !== null && subscribers.tenant ? [`${sub(subscribers.tenant)} = ${tenant}`] : []),
-    ...(subscribers.enabled ? [sub(subscribers.enabled)] : []),
-    `e."type" = ANY(${sub(subscribers.types)})`,
-  ];
+  const on = [...subscribed(subscribers, tenant), `e."type" = ANY(sub.${ident(subscribers.types)})`];
   return (
     `INSERT INTO "${OUTBOX_TABLE}" ("tenant", "subscriber", "type", "data")` +
-    ` SELECT ${tenant ?? "''"}, ${sub(subscribers.key)}::text, e."type", ${data}` +
+    ` SELECT ${tenant ?? "''"}, sub.${ident(subscribers.key)}::text, e."type", ${data}` +
     ` FROM ${source} CROSS JOIN LATERAL (SELECT ${type} AS "type") e` +
     ` JOIN ${ident(subscribers.table)} sub ON ${on.join(' AND ')}`
   );
@@ -40,6 +44,29 @@ function record(subscribers: Subscribers, source: string, tenant: string | null,
 
 /** What a write did to its rows: the event type of each. */
 export type WriteKind = 'insert' | 'update' | 'delete';
+
+/**
+ * The event type of each row of `w` after a write of `kind` (an SQL expression), and the types it
+ * can be; null when the resource records none for this write. Only the parameters the statement
+ * uses: PostgreSQL must infer each one's type.
+ */
+function eventTypes(events: ResourceEvents, kind: WriteKind, params: Params) {
+  const { created, updated, deleted } = events;
+  const one = (type: string | null) => {
+    const t = type && params.add(type, 'text');
+    return t ? { type: t, types: [t] } : null;
+  };
+  if (kind !== 'insert') return one(kind === 'update' ? updated : deleted);
+  if (!created || !updated) return null;
+  const [c, u] = [params.add(created, 'text'), params.add(updated, 'text')];
+  return { type: `CASE WHEN w."__inserted" THEN ${c} ELSE ${u} END`, types: [c, u] };
+}
+
+/** The row as its resource shows it: `to_jsonb` of it without `extra` and the fields shown once (a secret). */
+function shown(resource: Resource, row: string, params: Params, extra: readonly string[] = []): string {
+  const hidden = [...extra, ...resource.shownOnce.map((f) => f.name)];
+  return `to_jsonb(${row}) - ${params.add(`{${hidden.map((h) => `"${h}"`).join(',')}}`, 'text[]')}`;
+}
 
 /**
  * `, events AS (...)` recording the events of the rows of CTE `source` (the table's columns, and
@@ -55,23 +82,41 @@ export function eventsCte(
   source = 'written',
 ): string {
   const { events } = resource;
-  if (!events) return '';
-  const { created, updated, deleted } = events;
-  // Only the parameters the statement uses: PostgreSQL must infer each one's type.
-  const type =
-    kind === 'delete'
-      ? deleted && params.add(deleted, 'text')
-      : kind === 'update'
-        ? updated && params.add(updated, 'text')
-        : created &&
-          updated &&
-          `CASE WHEN w."__inserted" THEN ${params.add(created, 'text')} ELSE ${params.add(updated, 'text')} END`;
-  if (!type) return '';
-  // The row as its resource shows it: fields shown once (a secret) stay out.
-  const hidden = ['__inserted', ...resource.shownOnce.map((f) => f.name)];
-  const data = `to_jsonb(w) - ${params.add(`{${hidden.map((h) => `"${h}"`).join(',')}}`, 'text[]')}`;
+  const types = events && eventTypes(events, kind, params);
+  if (!types) return '';
+  const data = shown(resource, 'w', params, ['__inserted']);
   const name = source === 'written' ? 'events' : `${source}_events`;
-  return `, ${name} AS (${record(events.subscribers, `${source} w`, resource.tenant ? scoped : null, type, data)} RETURNING 1)`;
+  return `, ${name} AS (${record(events.subscribers, `${source} w`, resource.tenant ? scoped : null, types.type, data)} RETURNING 1)`;
+}
+
+/**
+ * The events of a write whose statement returns keys rather than rows (an import), in two parts:
+ * `returning`, a column `__event` of RETURNING (table alias `t`) holding each row's data, and
+ * `cte`, the `events` CTE over `written` recording them. The data is built only when the tenant
+ * has a subscription wanting one of the write's types (one check per statement), so a write for a
+ * tenant without webhooks does not copy whole rows. Both are '' when the resource records none.
+ */
+export function keyedEvents(
+  resource: Resource,
+  kind: WriteKind,
+  params: Params,
+  scoped: string | null,
+): { readonly returning: string; readonly cte: string } {
+  const { events } = resource;
+  const types = events && eventTypes(events, kind, params);
+  if (!types) return { returning: '', cte: '' };
+  const { subscribers } = events;
+  const tenant = resource.tenant ? scoped : null;
+  const wanted = [
+    ...subscribed(subscribers, tenant),
+    `sub.${ident(subscribers.types)} && ARRAY[${types.types.join(', ')}]`,
+  ];
+  return {
+    returning:
+      `, CASE WHEN EXISTS (SELECT FROM ${ident(subscribers.table)} sub WHERE ${wanted.join(' AND ')})` +
+      ` THEN ${shown(resource, 't', params)} END AS "__event"`,
+    cte: `, events AS (${record(subscribers, 'written w', tenant, types.type, 'w."__event"')} RETURNING 1)`,
+  };
 }
 
 /** An event the host records itself (`import.succeeded`) for the tenant's subscriptions that want it. */

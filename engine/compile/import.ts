@@ -11,7 +11,7 @@ import { byGivenFields } from '../plan/body.ts';
 import { arrayLiteral } from '../plan/values.ts';
 import type { CustomFields, Field, Resource, Tenancy } from '../registry/index.ts';
 import { upsertCustomValues } from './custom-fields.ts';
-import { eventsCte } from './events.ts';
+import { keyedEvents } from './events.ts';
 import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
 import { givenSets } from './write.ts';
 
@@ -81,26 +81,25 @@ export function freshKeys(key: Field, count: number): CompiledStatement {
  * statement returns the keys of those it inserted.
  */
 export function insertRows(resource: Resource, rows: readonly Row[], scope: ImportScope): CompiledStatement {
-  const [key] = resource.key;
+  const key = ident(resource.key[0]!.name);
   const params = new Params();
   const tenant = resource.tenant && scope.tenant !== null && scope.tenancy ? resource.tenant : null;
   const owner = tenant ? params.add(scope.tenant!, tenant.type.sql) : null;
+  const events = keyedEvents(resource, 'insert', params, owner);
   const conflict = [...(tenant ? [ident(tenant.name)] : []), ident(resource.imports!.key.name)].join(', ');
-  const groups = byGivenFields(rows, resource.fields, key);
+  const groups = byGivenFields(rows, resource.fields, resource.key[0]);
   const inserts = groups.map(({ fields, rows: given }, i) => {
     const columns = [...(tenant ? [ident(tenant.name)] : []), ...fields.map((f) => ident(f.name))];
     const values = [...(owner ? [owner] : []), ...fields.map((f) => `b.${ident(f.name)}`)];
     return (
       `inserted_${i} AS (INSERT INTO ${ident(resource.table)} AS t (${columns.join(', ')}) SELECT ${values.join(', ')}` +
       ` FROM json_to_recordset(${params.add(JSON.stringify(given), 'json')}) AS b(${recordType(fields)})` +
-      ` ON CONFLICT (${conflict}) DO NOTHING RETURNING t.*, true AS "__inserted")`
+      ` ON CONFLICT (${conflict}) DO NOTHING RETURNING t.${key}, true AS "__inserted"${events.returning})`
     );
   });
   const written = groups.map((_, i) => `SELECT * FROM inserted_${i}`).join(' UNION ALL ');
   return statement(
-    `WITH ${inserts.join(', ')}, written AS (${written})` +
-      eventsCte(resource, 'insert', params, owner) +
-      ` SELECT w.${ident(key!.name)}::text AS key FROM written w`,
+    `WITH ${inserts.join(', ')}, written AS (${written})${events.cte} SELECT w.${key}::text AS key FROM written w`,
     params,
   );
 }
@@ -121,11 +120,12 @@ export function updateRows(resource: Resource, rows: readonly Row[], scope: Impo
   const source = ` FROM json_to_recordset(${params.add(JSON.stringify(data), 'json')})`;
   const tenant = resource.tenant && scope.tenancy && scope.tenant !== null ? resource.tenant : null;
   const owner = tenant ? params.add(scope.tenant!, tenant.type.sql) : null;
+  const events = keyedEvents(resource, 'update', params, owner);
   return statement(
     `WITH written AS (UPDATE ${ident(resource.table)} AS t SET ${sets.join(', ')}${source}` +
       ` AS b(${recordType([key!, ...fields])}, "__keys" text[])` +
       ` WHERE t.${ident(key!.name)} = b.${ident(key!.name)}${owner ? ` AND t.${ident(tenant!.name)} = ${owner}` : ''}` +
-      ` RETURNING t.*)${eventsCte(resource, 'update', params, owner)} SELECT count(*)::int4 AS updated FROM written`,
+      ` RETURNING t.${ident(key!.name)}${events.returning})${events.cte} SELECT count(*)::int4 AS updated FROM written`,
     params,
   );
 }
