@@ -188,15 +188,24 @@ export function byGivenFields(
   fields: readonly Field[],
   always?: Field,
 ): { fields: Field[]; rows: Row[] }[] {
-  const groups = new Map<string, { fields: Field[]; rows: Row[] }>();
+  type Group = { fields: Field[]; rows: Row[] };
+  // Groups by the set of fields given, as a string of one bit per field; found by the row's keys in
+  // their order, which rows of one shape (JSON.parse's) share, so the set is worked out once a shape.
+  // The keys are column names, which cannot hold NUL.
+  const groups = new Map<string, Group>();
+  const byShape = new Map<string, Group>();
   for (const row of rows) {
-    // The set of fields given, as one string key; the list only for a new group.
-    let key = '';
-    for (const f of fields) key += f === always || f.name in row ? '1' : '0';
-    let group = groups.get(key);
+    const shape = Object.keys(row).join('\0');
+    let group = byShape.get(shape);
     if (!group) {
-      group = { fields: fields.filter((f) => f === always || f.name in row), rows: [] };
-      groups.set(key, group);
+      let set = '';
+      for (const f of fields) set += f === always || f.name in row ? '1' : '0';
+      group = groups.get(set);
+      if (!group) {
+        group = { fields: fields.filter((f) => f === always || f.name in row), rows: [] };
+        groups.set(set, group);
+      }
+      byShape.set(shape, group);
     }
     group.rows.push(row);
   }
