@@ -627,6 +627,36 @@ describe('POST /v1/contacts/imports/batch', () => {
     expect(b!.city).toBe('Bern');
   });
 
+  it('a batch of several slices (12,000 items; slices of 5,000): repeats, failures and matches across slices', async () => {
+    const [existing] = (await okBatch('contacts', [{ external_id: 'sl-existing', display_name: 'Before' }])).results;
+    const id = randomUUID();
+    const items: Record<string, unknown>[] = Array.from({ length: 12_000 }, (_, i) => ({ external_id: `sl-${i}` }));
+    items[1] = { external_id: 'sl-1', id };
+    items[6_000] = { external_id: 'sl-6000', id };
+    items[7_000] = { external_id: 'sl-3', display_name: 'Repeats item 3' };
+    items[10_500] = { external_id: 'sl-10500', is_blocked: 'yes' };
+    items[11_999] = { external_id: 'sl-existing', display_name: 'After' };
+    const body = await okBatch('contacts', items);
+    expect(body).toMatchObject({ created: 11_996, updated: 1, failed: 3 });
+    expect(body.results.map((r) => r.index)).toEqual(items.map((_, i) => i));
+    const failed = body.results.filter((r) => r.status === 'failed');
+    expect(failed.map((r) => [r.index, r.error!.code])).toEqual([
+      [6_000, 'CONFLICT'],
+      [7_000, 'CONFLICT'],
+      [10_500, 'VALIDATION_FAILED'],
+    ]);
+    expect(failed[0]!.error!.message).toContain('item 1 of this batch');
+    expect(failed[1]!.error!.message).toContain('item 3 of this batch');
+    expect(body.results[1]).toEqual({ index: 1, status: 'created', id });
+    expect(body.results[11_999]).toEqual({ index: 11_999, status: 'updated', id: existing!.id });
+    const [row] = await sql<{ n: number; after: number }>(
+      "SELECT count(*)::int AS n, (count(*) FILTER (WHERE display_name = 'After'))::int AS after FROM contact" +
+        " WHERE organisation_id = $1 AND external_id LIKE 'sl-%'",
+      [A.id],
+    );
+    expect(row).toEqual({ n: 11_997, after: 1 });
+  });
+
   it('a given id already taken in the organisation fails that item with CONFLICT', async () => {
     const body = await okBatch('contacts', [{ id: aContact, display_name: 'steal' }, { display_name: 'fine' }]);
     expect(body).toMatchObject({ created: 1, failed: 1 });

@@ -3,10 +3,11 @@
  * the tenant (updated) or
  * created, with custom-field values by key. Items are checked one by one (plan/import.ts); valid
  * items are written even when others fail, and each gets a result. The statements
- * (compile/import.ts) are set-based, a handful per batch whatever its size, run through the
- * caller's transaction.
+ * (compile/import.ts) are set-based, a handful per slice of the batch whatever its size, run
+ * through the caller's transaction.
  */
 import { randomUUID } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import {
   type CustomValue,
   customFieldsOf,
@@ -22,7 +23,7 @@ import type { CompiledStatement } from '../compile/sql.ts';
 import { CUSTOM_FIELD_TYPES, type CustomField } from '../custom-fields.ts';
 import type { Queryable, Row } from '../db/port.ts';
 import { type ColumnType, KINDS } from '../field-kinds.ts';
-import { type Accepted, type BatchResult, checkItems, failure, type ItemResult, inYour } from '../plan/import.ts';
+import { type Accepted, type BatchResult, batchChecker, failure, type ItemResult, inYour } from '../plan/import.ts';
 import type { Resource } from '../registry/index.ts';
 import type { Context } from './context.ts';
 
@@ -41,6 +42,12 @@ export interface Importer {
    */
   csv(q: Queryable, tenant: string | null): Promise<(record: Readonly<Record<string, string>>) => Row>;
 }
+
+/**
+ * Items per slice of a batch. Each slice costs a few statements; slices let Node check one while
+ * the database writes another (docs/performance.md).
+ */
+const SLICE = 5_000;
 
 const run = async <T extends Row>(q: Queryable, s: CompiledStatement) => q.query<T>(s.text, s.params);
 
@@ -114,96 +121,108 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
       return (await run<{ key: string }>(q, freshKeys(key, count))).map((r) => r.key);
     }
 
+    /** Writes a slice's accepted items, adding a result for each to `results`. */
+    async function writeSlice(q: Queryable, scope: ImportScope, accepted: Accepted[], results: ItemResult[]) {
+      const where = inYour(tenancy);
+      const refuse = (result: ItemResult) => {
+        results.push(result);
+        return false;
+      };
+
+      // References must name records the tenant can see; a given key must not be taken.
+      for (const { field, spec } of references) {
+        const known = await found(q, spec, valuesOf(accepted, field), scope);
+        accepted = accepted.filter((a) => {
+          const value = a.row[field];
+          if (typeof value !== 'string' || known.has(folded(spec.type, value))) return true;
+          return refuse(
+            failure(a.index, 'REFERENCE_NOT_FOUND', `the record that ${field} points to does not exist${where}`, {
+              fields: [field],
+            }),
+          );
+        });
+      }
+      const existing = await found(q, byMatch, valuesOf(accepted, match.name), scope);
+      const matchedKey = (a: Accepted, map: ReadonlyMap<string, string>) => {
+        const value = givenText(a, match.name);
+        return value === undefined ? undefined : map.get(folded(match.type, value));
+      };
+      const matched = (a: Accepted) => matchedKey(a, existing) !== undefined;
+      const toUpdate = accepted.filter(matched);
+      let toCreate = accepted.filter((a) => !matched(a));
+      const taken = await found(q, byKey, valuesOf(toCreate, key.name), scope);
+      toCreate = toCreate.filter((a) => {
+        const given = a.row[key.name];
+        if (typeof given !== 'string' || !taken.has(folded(key.type, given))) return true;
+        return refuse(
+          failure(a.index, 'CONFLICT', `a record with this ${key.name} already exists${where}`, {
+            fields: [key.name],
+          }),
+        );
+      });
+
+      const keys = new Map<Accepted, string>();
+      const fresh = await newKeys(q, toCreate.filter((a) => a.row[key.name] === undefined).length);
+      for (const a of toCreate) keys.set(a, a.row[key.name] === undefined ? fresh.pop()! : String(a.row[key.name]));
+      for (const a of toUpdate) keys.set(a, matchedKey(a, existing)!);
+      // Each row with its key; the row is the checks' own object, not the caller's item.
+      const withKey = (a: Accepted): Row => {
+        a.row[key.name] = keys.get(a);
+        return a.row;
+      };
+
+      // A concurrent import may have created a matched value since the look-up: those become updates.
+      if (toCreate.length > 0) {
+        const inserted = new Set(
+          (await run<{ key: string }>(q, insertRows(resource, toCreate.map(withKey), scope))).map((r) => r.key),
+        );
+        const won = (a: Accepted) => inserted.has(folded(key.type, keys.get(a)!));
+        const raced = toCreate.filter((a) => !won(a));
+        if (raced.length > 0) {
+          toCreate = toCreate.filter(won);
+          const now = await found(q, byMatch, valuesOf(raced, match.name), scope);
+          for (const a of raced) keys.set(a, matchedKey(a, now)!);
+          toUpdate.push(...raced);
+        }
+      }
+      if (toUpdate.length > 0) await run(q, updateRows(resource, toUpdate.map(withKey), scope));
+      const values: CustomValue[] = [...toCreate, ...toUpdate].flatMap((a) =>
+        a.custom.map(([field, value]) => ({ parent: keys.get(a)!, field, value })),
+      );
+      if (values.length > 0 && custom) await run(q, writeCustomValues(resource, custom, values, scope));
+
+      for (const a of toCreate) results.push({ index: a.index, status: 'created', id: keys.get(a)! });
+      for (const a of toUpdate) results.push({ index: a.index, status: 'updated', id: keys.get(a)! });
+    }
+
     return {
       collection,
       resource,
 
       async write(q, tenant, items, offset = 0) {
         const scope: ImportScope = { tenancy, tenant };
-        const where = inYour(tenancy);
-        const checked = checkItems(
-          { resource, schemas: ctx.schemas(resource), tenancy, tenant, customFields: await customFields(q, scope) },
-          items,
-          offset,
-        );
-        const { results } = checked;
-        let accepted = checked.accepted;
-        const refuse = (result: ItemResult) => {
-          results.push(result);
-          return false;
-        };
-
-        // References must name records the tenant can see; a given key must not be taken.
-        for (const { field, spec } of references) {
-          const known = await found(q, spec, valuesOf(accepted, field), scope);
-          accepted = accepted.filter((a) => {
-            const value = a.row[field];
-            if (typeof value !== 'string' || known.has(folded(spec.type, value))) return true;
-            return refuse(
-              failure(a.index, 'REFERENCE_NOT_FOUND', `the record that ${field} points to does not exist${where}`, {
-                fields: [field],
-              }),
-            );
-          });
-        }
-        const existing = await found(q, byMatch, valuesOf(accepted, match.name), scope);
-        const matchedKey = (a: Accepted, map: ReadonlyMap<string, string>) => {
-          const value = givenText(a, match.name);
-          return value === undefined ? undefined : map.get(folded(match.type, value));
-        };
-        const matched = (a: Accepted) => matchedKey(a, existing) !== undefined;
-        const toUpdate = accepted.filter(matched);
-        let toCreate = accepted.filter((a) => !matched(a));
-        const taken = await found(q, byKey, valuesOf(toCreate, key.name), scope);
-        toCreate = toCreate.filter((a) => {
-          const given = a.row[key.name];
-          if (typeof given !== 'string' || !taken.has(folded(key.type, given))) return true;
-          return refuse(
-            failure(a.index, 'CONFLICT', `a record with this ${key.name} already exists${where}`, {
-              fields: [key.name],
-            }),
-          );
+        const check = batchChecker({
+          resource,
+          schemas: ctx.schemas(resource),
+          tenancy,
+          tenant,
+          customFields: await customFields(q, scope),
         });
-
-        const keys = new Map<Accepted, string>();
-        const fresh = await newKeys(q, toCreate.filter((a) => a.row[key.name] === undefined).length);
-        for (const a of toCreate) keys.set(a, a.row[key.name] === undefined ? fresh.pop()! : String(a.row[key.name]));
-        for (const a of toUpdate) keys.set(a, matchedKey(a, existing)!);
-        // Each row with its key; the row is the checks' own object, not the caller's item.
-        const withKey = (a: Accepted): Row => {
-          a.row[key.name] = keys.get(a);
-          return a.row;
-        };
-
-        // A concurrent import may have created a matched value since the look-up: those become updates.
-        if (toCreate.length > 0) {
-          const inserted = new Set(
-            (await run<{ key: string }>(q, insertRows(resource, toCreate.map(withKey), scope))).map((r) => r.key),
-          );
-          const won = (a: Accepted) => inserted.has(folded(key.type, keys.get(a)!));
-          const raced = toCreate.filter((a) => !won(a));
-          if (raced.length > 0) {
-            toCreate = toCreate.filter(won);
-            const now = await found(q, byMatch, valuesOf(raced, match.name), scope);
-            for (const a of raced) keys.set(a, matchedKey(a, now)!);
-            toUpdate.push(...raced);
-          }
+        const results: ItemResult[] = [];
+        // Slices pipelined: Node checks a slice while the database writes those before it.
+        let written = Promise.resolve();
+        for (let start = 0; start < items.length; start += SLICE) {
+          const checked = check(items.slice(start, start + SLICE), offset + start);
+          results.push(...checked.results);
+          written = written.then(() => writeSlice(q, scope, checked.accepted, results));
+          // Awaited below; until then a failure must not count as unhandled.
+          written.catch(() => {});
+          await setImmediate();
         }
-        if (toUpdate.length > 0) await run(q, updateRows(resource, toUpdate.map(withKey), scope));
-        const values: CustomValue[] = [...toCreate, ...toUpdate].flatMap((a) =>
-          a.custom.map(([field, value]) => ({ parent: keys.get(a)!, field, value })),
-        );
-        if (values.length > 0 && custom) await run(q, writeCustomValues(resource, custom, values, scope));
-
-        for (const a of toCreate) results.push({ index: a.index, status: 'created', id: keys.get(a)! });
-        for (const a of toUpdate) results.push({ index: a.index, status: 'updated', id: keys.get(a)! });
+        await written;
         results.sort((x, y) => x.index - y.index);
-        return {
-          created: toCreate.length,
-          updated: toUpdate.length,
-          failed: results.length - toCreate.length - toUpdate.length,
-          results,
-        };
+        const count = (status: ItemResult['status']) => results.filter((r) => r.status === status).length;
+        return { created: count('created'), updated: count('updated'), failed: count('failed'), results };
       },
 
       async csv(q, tenant) {

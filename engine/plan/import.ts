@@ -83,46 +83,50 @@ function accept(checks: ItemChecks, item: unknown, index: number): Accepted | It
   return { index, row, custom };
 }
 
+/** Items checked: the accepted ones, and a failure for each of the others. */
+export interface CheckedItems {
+  readonly accepted: Accepted[];
+  readonly results: ItemResult[];
+}
+
 /**
- * Every item checked: the accepted ones, and a failure for each of the others. A matched value or
- * key may appear once per batch: later items that repeat one fail. Uuids are compared in any
- * case, other values as the case-sensitive text they are.
+ * Checks a batch's items, slice by slice: `offset` is the index of a slice's first item. A matched
+ * value or key may appear once per batch: later items that repeat one fail, whichever slice they
+ * are in. Uuids are compared in any case, other values as the case-sensitive text they are.
  */
-export function checkItems(
-  checks: ItemChecks,
-  items: readonly unknown[],
-  offset: number,
-): { accepted: Accepted[]; results: ItemResult[] } {
+export function batchChecker(checks: ItemChecks): (items: readonly unknown[], offset: number) => CheckedItems {
   const unique = [checks.resource.imports!.key, checks.resource.key[0]!];
   const seen = new Map<string, number>();
   const seenKey = (u: Field, value: unknown) =>
     `${u.name}:${KINDS[u.kind].canonical?.(String(value)) ?? String(value)}`;
   const given = (value: unknown) => typeof value === 'string' || typeof value === 'number';
   const repeated = (row: Row) => unique.find((u) => given(row[u.name]) && seen.has(seenKey(u, row[u.name])));
-  const accepted: Accepted[] = [];
-  const results: ItemResult[] = [];
-  for (const [i, item] of items.entries()) {
-    const outcome = accept(checks, item, offset + i);
-    if ('status' in outcome) {
-      results.push(outcome);
-      continue;
+  return (items, offset) => {
+    const accepted: Accepted[] = [];
+    const results: ItemResult[] = [];
+    for (const [i, item] of items.entries()) {
+      const outcome = accept(checks, item, offset + i);
+      if ('status' in outcome) {
+        results.push(outcome);
+        continue;
+      }
+      const again = repeated(outcome.row);
+      if (again) {
+        const value = String(outcome.row[again.name]);
+        const first = seen.get(seenKey(again, value));
+        results.push(
+          failure(outcome.index, 'CONFLICT', `${again.name} "${value}" is also given by item ${first} of this batch`, {
+            fields: [again.name],
+          }),
+        );
+        continue;
+      }
+      for (const u of unique) {
+        const value = outcome.row[u.name];
+        if (given(value)) seen.set(seenKey(u, value), outcome.index);
+      }
+      accepted.push(outcome);
     }
-    const again = repeated(outcome.row);
-    if (again) {
-      const value = String(outcome.row[again.name]);
-      const first = seen.get(seenKey(again, value));
-      results.push(
-        failure(outcome.index, 'CONFLICT', `${again.name} "${value}" is also given by item ${first} of this batch`, {
-          fields: [again.name],
-        }),
-      );
-      continue;
-    }
-    for (const u of unique) {
-      const value = outcome.row[u.name];
-      if (given(value)) seen.set(seenKey(u, value), outcome.index);
-    }
-    accepted.push(outcome);
-  }
-  return { accepted, results };
+    return { accepted, results };
+  };
 }
