@@ -121,15 +121,23 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
       return (await run<{ key: string }>(q, freshKeys(key, count))).map((r) => r.key);
     }
 
-    /** Writes a slice's accepted items, adding a result for each to `results`. */
-    async function writeSlice(q: Queryable, scope: ImportScope, accepted: Accepted[], results: ItemResult[]) {
+    /** A slice's items sorted by what they become, with the key of each. */
+    interface Prepared {
+      readonly toCreate: Accepted[];
+      readonly toUpdate: Accepted[];
+      readonly keys: Map<Accepted, string>;
+    }
+
+    /**
+     * A slice's look-ups: references must name records the tenant can see, a matched item updates
+     * its record, a given key must not be taken. Refused items get their result in `results`.
+     */
+    async function prepare(q: Queryable, scope: ImportScope, accepted: Accepted[], results: ItemResult[]) {
       const where = inYour(tenancy);
       const refuse = (result: ItemResult) => {
         results.push(result);
         return false;
       };
-
-      // References must name records the tenant can see; a given key must not be taken.
       for (const { field, spec } of references) {
         const known = await found(q, spec, valuesOf(accepted, field), scope);
         accepted = accepted.filter((a) => {
@@ -143,10 +151,6 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
         });
       }
       const existing = await found(q, byMatch, valuesOf(accepted, match.name), scope);
-      const matchedKey = (a: Accepted, map: ReadonlyMap<string, string>) => {
-        const value = givenText(a, match.name);
-        return value === undefined ? undefined : map.get(folded(match.type, value));
-      };
       const matched = (a: Accepted) => matchedKey(a, existing) !== undefined;
       const toUpdate = accepted.filter(matched);
       let toCreate = accepted.filter((a) => !matched(a));
@@ -160,17 +164,28 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
           }),
         );
       });
-
       const keys = new Map<Accepted, string>();
       const fresh = await newKeys(q, toCreate.filter((a) => a.row[key.name] === undefined).length);
       for (const a of toCreate) keys.set(a, a.row[key.name] === undefined ? fresh.pop()! : String(a.row[key.name]));
       for (const a of toUpdate) keys.set(a, matchedKey(a, existing)!);
+      return { toCreate, toUpdate, keys } satisfies Prepared;
+    }
+
+    /** The record an item's matched value names, by the look-up's answers. */
+    function matchedKey(a: Accepted, found: ReadonlyMap<string, string>) {
+      const value = givenText(a, match.name);
+      return value === undefined ? undefined : found.get(folded(match.type, value));
+    }
+
+    /** Writes a prepared slice, adding a result for each of its items to `results`. */
+    async function store(q: Queryable, scope: ImportScope, slice: Prepared, results: ItemResult[]) {
+      const { toUpdate, keys } = slice;
+      let { toCreate } = slice;
       // Each row with its key; the row is the checks' own object, not the caller's item.
       const withKey = (a: Accepted): Row => {
         a.row[key.name] = keys.get(a);
         return a.row;
       };
-
       // A concurrent import may have created a matched value since the look-up: those become updates.
       if (toCreate.length > 0) {
         const inserted = new Set(
@@ -190,7 +205,6 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
         a.custom.map(([field, value]) => ({ parent: keys.get(a)!, field, value })),
       );
       if (values.length > 0 && custom) await run(q, writeCustomValues(resource, custom, values, scope));
-
       for (const a of toCreate) results.push({ index: a.index, status: 'created', id: keys.get(a)! });
       for (const a of toUpdate) results.push({ index: a.index, status: 'updated', id: keys.get(a)! });
     }
@@ -209,17 +223,31 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
           customFields: await customFields(q, scope),
         });
         const results: ItemResult[] = [];
-        // Slices pipelined: Node checks a slice while the database writes those before it.
-        let written = Promise.resolve();
-        for (let start = 0; start < items.length; start += SLICE) {
-          const checked = check(items.slice(start, start + SLICE), offset + start);
-          results.push(...checked.results);
-          written = written.then(() => writeSlice(q, scope, checked.accepted, results));
+        // Slices pipelined: Node checks slices while the database writes those before them; each
+        // slice's statements go out after the next slice's look-ups, and without waiting for the
+        // slice before them to be answered (the connection runs them in order), so the database
+        // need not wait for Node between two slices. No slice can see another's rows: a matched
+        // value or key appears once per batch. A resource referring to its own table has one
+        // slice, so its references never name records of the same batch.
+        const size = references.some((r) => r.spec.table === resource.table) ? items.length : SLICE;
+        const storeOf = (slice: Promise<Prepared | null>) =>
+          slice.then(async (prepared) => {
+            if (prepared) await store(q, scope, prepared, results);
+          });
+        let last: Promise<Prepared | null> = Promise.resolve(null);
+        const stores: Promise<void>[] = [];
+        for (let start = 0; start < items.length; start += size) {
+          const { accepted, results: refused } = check(items.slice(start, start + size), offset + start);
+          results.push(...refused);
+          const next = last.then(() => prepare(q, scope, accepted, results));
+          stores.push(storeOf(last));
+          last = next;
           // Awaited below; until then a failure must not count as unhandled.
-          written.catch(() => {});
+          for (const p of [next, stores.at(-1)!]) p.catch(() => {});
           await setImmediate();
         }
-        await written;
+        stores.push(storeOf(last));
+        await Promise.all(stores);
         results.sort((x, y) => x.index - y.index);
         const count = (status: ItemResult['status']) => results.filter((r) => r.status === status).length;
         return { created: count('created'), updated: count('updated'), failed: count('failed'), results };
