@@ -5,7 +5,7 @@
  * whose table has a composite key and no timestamps, and imports keyed by an identity column.
  */
 import { randomUUID } from 'node:crypto';
-import { boolean, index, integer, pgTable, primaryKey, text, unique, uuid } from 'drizzle-orm/pg-core';
+import { boolean, foreignKey, index, integer, pgTable, primaryKey, text, unique, uuid } from 'drizzle-orm/pg-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ApiError,
@@ -42,6 +42,16 @@ const pin = pgTable(
   (t) => [primaryKey({ columns: [t.shelf, t.slot] })],
 );
 
+const topic = pgTable(
+  'anys_topic',
+  { workspace_id: uuid().notNull(), id: uuid().notNull(), parent_id: uuid(), external_id: text() },
+  (t) => [
+    primaryKey({ columns: [t.workspace_id, t.id] }),
+    unique('anys_topic_external_id_key').on(t.workspace_id, t.external_id),
+    foreignKey({ columns: [t.workspace_id, t.parent_id], foreignColumns: [t.workspace_id, t.id] }),
+  ],
+);
+
 const TABLES = `
   CREATE TABLE anys_space (id uuid PRIMARY KEY);
   CREATE TABLE anys_country (code text PRIMARY KEY, name text NOT NULL);
@@ -52,6 +62,9 @@ const TABLES = `
   CREATE INDEX anys_board_name_idx ON anys_board (workspace_id, name);
   CREATE TABLE anys_pin (shelf text, slot integer, label text, lit boolean NOT NULL DEFAULT false,
     PRIMARY KEY (shelf, slot));
+  CREATE TABLE anys_topic (workspace_id uuid NOT NULL, id uuid NOT NULL, parent_id uuid, external_id text,
+    PRIMARY KEY (workspace_id, id), CONSTRAINT anys_topic_external_id_key UNIQUE (workspace_id, external_id),
+    FOREIGN KEY (workspace_id, parent_id) REFERENCES anys_topic (workspace_id, id));
   INSERT INTO anys_country VALUES ('CH', 'Switzerland'), ('FR', 'France');
 `;
 
@@ -227,6 +240,36 @@ describe('a workspace_id tenancy with built-in tokens and a shared table', () =>
     expect(row?.name).toBe('Renamed');
     const forB = await t.db.transaction((tx) => importer.write(tx, b, [{ external_id: 'x-1', name: 'B owns one' }]));
     expect(forB.created).toBe(1);
+  });
+});
+
+describe('imports into a table that refers to itself', () => {
+  it('a reference names a record that exists before the batch, whichever slice of a large batch it is in', async () => {
+    const registry = createRegistry(
+      [
+        defineResource({
+          name: 'topic',
+          table: topic,
+          verbs: ['GET'],
+          collection: 'topics',
+          imports: { key: ['external_id'] },
+        }),
+      ],
+      { tenant: 'workspace_id' },
+    );
+    const importer = createEngine({ registry, db: t.db }).importer('topics')!;
+    const space = randomUUID();
+    const [root, first] = [randomUUID(), randomUUID()];
+    await t.db.transaction((tx) => importer.write(tx, space, [{ external_id: 'root', id: root }]));
+    // More than two slices of 5,000: the last item names the first, which this batch creates.
+    const items: Record<string, unknown>[] = Array.from({ length: 10_001 }, (_, i) => ({ external_id: `t-${i}` }));
+    items[0] = { external_id: 't-0', id: first };
+    items[1] = { external_id: 't-1', parent_id: root };
+    items[10_000] = { external_id: 't-10000', parent_id: first };
+    const result = await t.db.transaction((tx) => importer.write(tx, space, items));
+    expect(result).toMatchObject({ created: 10_000, failed: 1 });
+    expect(result.results[1]).toMatchObject({ status: 'created' });
+    expect(result.results[10_000]).toMatchObject({ status: 'failed', error: { code: 'REFERENCE_NOT_FOUND' } });
   });
 });
 
