@@ -230,24 +230,32 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
         // value or key appears once per batch. A resource referring to its own table has one
         // slice, so its references never name records of the same batch.
         const size = references.some((r) => r.spec.table === resource.table) ? items.length : SLICE;
+        // Failures in the order they happen: statements after the first fail only because it did.
+        const failures: unknown[] = [];
         const storeOf = (slice: Promise<Prepared | null>) =>
-          slice.then(async (prepared) => {
-            if (prepared) await store(q, scope, prepared, results);
-          });
+          slice
+            .then(async (prepared) => {
+              if (prepared) await store(q, scope, prepared, results);
+            })
+            .catch((error: unknown) => {
+              failures.push(error);
+            });
         let last: Promise<Prepared | null> = Promise.resolve(null);
         const stores: Promise<void>[] = [];
         for (let start = 0; start < items.length; start += size) {
           const { accepted, results: refused } = check(items.slice(start, start + size), offset + start);
           results.push(...refused);
           const next = last.then(() => prepare(q, scope, accepted, results));
+          // Stored (and its failure caught) in the next turn; until then not an unhandled rejection.
+          next.catch(() => {});
           stores.push(storeOf(last));
           last = next;
-          // Awaited below; until then a failure must not count as unhandled.
-          for (const p of [next, stores.at(-1)!]) p.catch(() => {});
           await setImmediate();
         }
         stores.push(storeOf(last));
+        // Every slice settles first: none may go on using the transaction once the caller ends it.
         await Promise.all(stores);
+        if (failures.length > 0) throw failures[0];
         results.sort((x, y) => x.index - y.index);
         const count = (status: ItemResult['status']) => results.filter((r) => r.status === status).length;
         return { created: count('created'), updated: count('updated'), failed: count('failed'), results };
