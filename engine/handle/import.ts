@@ -101,6 +101,10 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
         } satisfies LookUp,
       }));
 
+    // A resource referring to its own table has one slice, so its references never name records
+    // of the same batch.
+    const sliceSize = references.some((r) => r.spec.table === resource.table) ? Number.POSITIVE_INFINITY : SLICE;
+
     async function customFields(q: Queryable, scope: ImportScope): Promise<Map<string, CustomField>> {
       if (!custom) return new Map();
       const rows = await run<{ id: string; key: string; type: CustomField['type'] }>(q, customFieldsOf(custom, scope));
@@ -227,9 +231,7 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
         // slice's statements go out after the next slice's look-ups, and without waiting for the
         // slice before them to be answered (the connection runs them in order), so the database
         // need not wait for Node between two slices. No slice can see another's rows: a matched
-        // value or key appears once per batch. A resource referring to its own table has one
-        // slice, so its references never name records of the same batch.
-        const size = references.some((r) => r.spec.table === resource.table) ? items.length : SLICE;
+        // value or key appears once per batch.
         // Failures in the order they happen: statements after the first fail only because it did.
         const failures: unknown[] = [];
         const storeOf = (slice: Promise<Prepared | null>) =>
@@ -242,8 +244,8 @@ export function importers(ctx: Context): ReadonlyMap<string, Importer> {
             });
         let last: Promise<Prepared | null> = Promise.resolve(null);
         const stores: Promise<void>[] = [];
-        for (let start = 0; start < items.length; start += size) {
-          const { accepted, results: refused } = check(items.slice(start, start + size), offset + start);
+        for (let start = 0; start < items.length; start += sliceSize) {
+          const { accepted, results: refused } = check(items.slice(start, start + sliceSize), offset + start);
           results.push(...refused);
           const next = last.then(() => prepare(q, scope, accepted, results));
           // Stored (and its failure caught) in the next turn; until then not an unhandled rejection.
