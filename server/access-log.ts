@@ -3,7 +3,7 @@
  * rows, organisation, bytes), written once the response body has been sent, and the same record
  * handed to metrics. Nothing of the request's headers or body is logged: never a token.
  */
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import { type Logger, unredacted } from './logger.ts';
 
 export interface RequestRecord {
@@ -40,12 +40,14 @@ function routeOf(c: Context): string {
   return route === '/*' || route === '*' || !route ? '*' : route;
 }
 
-export function accessLog(options: AccessLogOptions): MiddlewareHandler {
+/**
+ * Logs a request whose response `c.res` holds (the server's one middleware calls it once the
+ * response is made), `started` being when it arrived (performance.now()).
+ */
+export function accessLog(options: AccessLogOptions): (c: Context, started: number) => void {
   const { onRequest } = options;
   const log = unredacted(options.log);
-  return async function accessLog(c, next) {
-    const started = performance.now();
-    await next();
+  return function accessLog(c, started) {
     const logged = log.isLevelEnabled('info');
     if (!logged && !onRequest) return;
     const route = routeOf(c);

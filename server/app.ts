@@ -7,9 +7,8 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { ApiError, type Engine } from '@engage/engine';
-import { bodyUnread, engageApp, rateLimit, renderError } from '@engage/engine/hono';
+import { bodyUnread, engageApp, identify, rateLimit, renderError } from '@engage/engine/hono';
 import { type Context, Hono } from 'hono';
-import { requestId } from 'hono/request-id';
 import type { Imports } from '../imports/index.ts';
 import type { Webhooks } from '../webhooks/index.ts';
 import { accessLog } from './access-log.ts';
@@ -79,10 +78,13 @@ export function createApp(options: AppOptions): Hono<Env> {
     return renderError(c, error);
   };
 
-  app.use(requestId({ headerName: 'Request-Id' }));
-  // Outermost but the id: sees every response as sent, errors and 404s included.
-  app.use(accessLog({ log, onRequest: options.metrics?.onRequest }));
-  app.use(async (c, next) => {
+  const logRequest = accessLog({ log, onRequest: options.metrics?.onRequest });
+  // One middleware around every route (each one more is a cost on every request): the request's id,
+  // the headers every response carries, and the access log, which sees every response as sent,
+  // errors and 404s included.
+  app.use(async function everyRequest(c, next) {
+    const started = performance.now();
+    c.header('Request-Id', identify(c));
     // Responses hold one organisation's data: no shared cache may keep them, no browser may guess their type.
     // Set before the handler runs: `c.body` keeps them, and no built response is copied to add them.
     c.header('Cache-Control', 'no-store');
@@ -91,6 +93,7 @@ export function createApp(options: AppOptions): Hono<Env> {
     // Connection: close once draining (the client's next request goes to another process), and when
     // a body is left unread (reading the rest only to discard it would delay the answer).
     if (draining() || bodyUnread(c)) c.res.headers.set('Connection', 'close');
+    logRequest(c, started);
   });
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
@@ -134,12 +137,15 @@ export function createApp(options: AppOptions): Hono<Env> {
     });
   }
 
+  // Without a rate limit, no middleware for it.
+  const limited = engine.limit ? [rateLimit({ engine, scope: bearerScope })] : [];
+
   // Where things are, and the API reference page: no token needed, so ahead of the token check.
   app.get('/', home);
   app.route('/api/v1/docs', docsPage(engine.openapi()));
 
   // `/api/v1/*` also matches `/api/v1` itself: every response says which version it is.
-  app.use('/api/v1/*', versionHeader(), rateLimit({ engine, scope: bearerScope }));
+  app.use('/api/v1/*', versionHeader(), ...limited);
   app.route(
     '/api/v1',
     engageApp({
@@ -151,7 +157,7 @@ export function createApp(options: AppOptions): Hono<Env> {
     }),
   );
   // Routes under /v1 set their own body limits.
-  app.use('/v1/*', versionHeader(), bearerAuth(), rateLimit({ engine, scope: bearerScope }), requireVersion());
+  app.use('/v1/*', versionHeader(), bearerAuth(), ...limited, requireVersion());
   app.route(
     '/v1',
     versionedRoutes({ engine, imports: options.imports, webhooks: options.webhooks, fileLimit: options.fileLimit }),

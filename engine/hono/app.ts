@@ -5,7 +5,6 @@
  * logs, metrics) its own.
  */
 import { type Context, Hono } from 'hono';
-import { requestId } from 'hono/request-id';
 import type { Scope } from '../compile/scope.ts';
 import type { Engine } from '../engine.ts';
 import { ApiError, bearerRefused } from '../errors.ts';
@@ -13,8 +12,9 @@ import { type EngineStream, wantsStream } from '../handle/streams.ts';
 import { contentType, JSON_MEDIA } from '../media-types.ts';
 import type { EngineResponse } from '../respond.ts';
 import { STAGES, type Timings } from '../timings.ts';
-import { BODY_LIMIT, bodyUnread, checkDeclaredBody, readText } from './body.ts';
-import { renderError } from './errors.ts';
+import { BODY_LIMIT, checkDeclaredBody, readText } from './body.ts';
+import { errorBody } from './errors.ts';
+import { identify, respond } from './response.ts';
 
 export interface EngageAppOptions {
   readonly engine: Engine;
@@ -49,8 +49,6 @@ const serverTiming = (timings: Timings) =>
 /** The methods whose body is read: writes, and QUERY (a read whose query string is the body). */
 const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'QUERY']);
 
-const setRequestId = requestId({ headerName: 'Request-Id' });
-
 /**
  * @example
  * const host = new Hono();
@@ -71,25 +69,19 @@ export function engageApp(options: EngageAppOptions): Hono {
       // A 500 says it has been logged: so it is, with what caused it.
       logger.error(`${c.req.method} ${c.req.path} failed (Request-Id ${c.get('requestId')}):`, error.cause ?? error);
     }
-    return renderError(c, error);
+    const headers = { 'Content-Type': contentType(JSON_MEDIA), ...error.headers };
+    return respond(c, error.status, errorBody(error, identify(c)), headers);
   };
   const scopeOf = async (c: Context) => (options.scope ? options.scope(c) : undefined);
 
-  // One middleware, and no onError of this app: mounted with `route`, Hono wraps each handler of an
-  // app with its own error handler in a composition of its own, a cost on every request. The
-  // handlers catch their own failures.
-  app.use(async (c, next) => {
-    // Responses hold one tenant's data: no shared cache may keep them, no browser may guess their type.
-    c.header('Cache-Control', 'no-store');
-    c.header('X-Content-Type-Options', 'nosniff');
-    // The host's own request id, when it set one, stays the request's.
-    await (c.get('requestId') ? next() : setRequestId(c, next));
-    // A body left unread (refused while reading) closes the connection rather than be read to the end.
-    if (bodyUnread(c)) c.res.headers.set('Connection', 'close');
-  });
+  // No middleware and no onError of this app: mounted with `route`, Hono wraps each handler of an
+  // app with its own error handler in a composition of its own, a cost on every request. Each
+  // handler names the request (identify) and catches its own failures; every response, failures
+  // included, is built by `respond`.
 
   /** The OpenAPI document, for a caller the scope lets in (a token's validity costs one statement). */
   async function openapi(c: Context, base: string) {
+    identify(c);
     let scope: Scope | undefined;
     try {
       scope = await scopeOf(c);
@@ -108,7 +100,7 @@ export function engageApp(options: EngageAppOptions): Hono {
     const media = c.req.header('accept')?.includes('application/openapi+json')
       ? 'application/openapi+json'
       : JSON_MEDIA;
-    return c.body(text, 200, { 'Content-Type': contentType(media) });
+    return respond(c, 200, text, { 'Content-Type': contentType(media) });
   }
 
   app.get('/', (c) => openapi(c, c.req.path));
@@ -122,6 +114,7 @@ export function engageApp(options: EngageAppOptions): Hono {
     target: string,
     run: (...args: Parameters<Engine['handle']>) => Promise<EngineResponse | EngineStream>,
   ) => {
+    identify(c);
     let scope: Scope | undefined;
     try {
       scope = await scopeOf(c);
@@ -141,14 +134,13 @@ export function engageApp(options: EngageAppOptions): Hono {
         scope,
         options.serverTiming ? { timings: true } : undefined,
       );
-      const status = response.status as 200;
       // A stream's events go out as they come, for as long as it lasts.
-      if (response.body instanceof ReadableStream) return c.body(response.body, status, response.headers);
-      if ('timings' in response && response.timings) c.header('Server-Timing', serverTiming(response.timings));
-      if (response.body === null) return c.body(null, status, response.headers);
+      if (response.body instanceof ReadableStream) return respond(c, response.status, response.body, response.headers);
+      const headers: Record<string, string> = { ...response.headers };
+      if ('timings' in response && response.timings) headers['Server-Timing'] = serverTiming(response.timings);
       // Known length: a host's access log reads it rather than counting the body as it streams.
-      c.header('Content-Length', String(Buffer.byteLength(response.body)));
-      return c.body(response.body, status, response.headers);
+      if (response.body !== null) headers['Content-Length'] = String(Buffer.byteLength(response.body));
+      return respond(c, response.status, response.body, headers);
     } catch (error) {
       return fail(c, await engine.tokenFirst(scope, error));
     }
@@ -165,6 +157,7 @@ export function engageApp(options: EngageAppOptions): Hono {
 
   // The mount path with its trailing slash is the document too; anything else is not served.
   app.all('*', async (c) => {
+    identify(c);
     const base = c.req.routePath.replace(/\/?\*$/, '');
     const rest = c.req.path.slice(base.length);
     if (rest === '/' && (c.req.method === 'GET' || c.req.method === 'HEAD')) return openapi(c, base);
