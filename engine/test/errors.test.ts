@@ -2,9 +2,12 @@
  * Nothing silent, nothing of the application's: through the Hono adapter, an unexpected failure is
  * logged with its Request-Id and cause when the host gives no onError; a database the engine was
  * not installed on says so in one sentence; a host's own credentials refuse without naming bearer
- * tokens, which the bearer scope alone names; a host's own error codes bring their status.
+ * tokens, which the bearer scope alone names; a host's own error codes bring their status; the
+ * headers and request id a host's middleware set are the response's.
  */
 import { integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { Hono, type MiddlewareHandler } from 'hono';
+import { requestId } from 'hono/request-id';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engageApp } from '../hono/index.ts';
 import { ApiError, createEngine, createRegistry, defineResource, type Engine, unauthorized } from '../index.ts';
@@ -97,5 +100,48 @@ describe("the host's own", () => {
     const res = await hono.request('/note');
     expect(res.status).toBe(418);
     expect(await res.json()).toMatchObject({ code: 'TEAPOT', status_code: 418, is_transient: true });
+  });
+});
+
+describe("the host's headers and request id", () => {
+  /** The adapter behind a host's middleware that sets headers (two cookies among them) before it runs. */
+  function hosted(middleware: MiddlewareHandler) {
+    const host = new Hono();
+    host.use(middleware);
+    host.route('/api', app().hono);
+    return host;
+  }
+  const setHeaders: MiddlewareHandler = async (c, next) => {
+    c.header('X-Host', 'kept');
+    c.header('Cache-Control', 'public');
+    c.header('Set-Cookie', 'a=1');
+    c.header('Set-Cookie', 'b=2', { append: true });
+    await next();
+  };
+
+  it('headers a middleware set before the adapter are kept, its own winning; each cookie stays a line', async () => {
+    for (const path of ['/api/note', '/api/nothing', '/api/']) {
+      const res = await hosted(setHeaders).request(path, { headers: { 'Request-Id': 'given-1' } });
+      expect(res.headers.get('x-host'), path).toBe('kept');
+      expect(res.headers.getSetCookie(), path).toEqual(['a=1', 'b=2']);
+      expect(res.headers.get('cache-control'), path).toBe('no-store');
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(res.headers.get('request-id'), path).toBe('given-1');
+    }
+  });
+
+  it("a host's own request id (hono/request-id) is the request's; the adapter adds no header of its own", async () => {
+    const res = await hosted(requestId()).request('/api/nothing', { headers: { 'X-Request-Id': 'host-7' } });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('x-request-id')).toBe('host-7');
+    expect(res.headers.get('request-id')).toBeNull();
+    expect(await res.json()).toMatchObject({ request_id: 'host-7' });
+  });
+
+  it('a Request-Id that is not sane is replaced by a UUID, in the header and the error body alike', async () => {
+    const res = await app().hono.request('/nothing', { headers: { 'Request-Id': 'no spaces <here>' } });
+    const id = res.headers.get('request-id');
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(await res.json()).toMatchObject({ request_id: id });
   });
 });
