@@ -1,9 +1,9 @@
 /**
  * The adapter's responses, built with their headers as a plain object. @hono/node-server writes such
  * a response's headers as they are; `c.header` and `c.body` build a web Headers object instead, whose
- * every name and value is validated and which is sorted and copied again on the way out: about 10 µs
- * of a request (docs/performance.md, "The Node path"). Headers a host's middleware set before the
- * adapter ran (`c.header`, hono/request-id) are kept, as `c.body` would keep them.
+ * every name and value is validated and which is sorted and copied again on the way out: a tenth of
+ * a by-id request's Node CPU (docs/performance.md, "Where the time goes"). Headers a host's
+ * middleware set before the adapter ran (`c.header`, hono/request-id) are kept, as `c.body` keeps them.
  */
 import type { Context } from 'hono';
 import { bodyUnread } from './body.ts';
