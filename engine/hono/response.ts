@@ -8,7 +8,7 @@
 import type { Context } from 'hono';
 import { bodyUnread } from './body.ts';
 
-export type HeaderValues = Readonly<Record<string, string>>;
+type HeaderValues = Readonly<Record<string, string>>;
 
 /** A sane incoming Request-Id is kept (as hono/request-id keeps one), anything else replaced. */
 const SANE_ID = /^[\w\-=]{1,255}$/;
