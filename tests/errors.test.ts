@@ -7,8 +7,9 @@
  * database and with fake databases that reject the way the drivers do.
  */
 
-import type { AddressInfo } from 'node:net';
-import type { Database } from '@engage/engine';
+import { type AddressInfo, connect } from 'node:net';
+import type { ApiError, Database } from '@engage/engine';
+import { bearerToken, engageApp } from '@engage/engine/hono';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mapDatabaseError } from '../engine/db/errors.ts';
@@ -121,6 +122,23 @@ const allowOf = (res: Response) =>
     .map((m) => m.trim())
     .filter(Boolean)
     .sort();
+
+/** A request written to a socket in one write, chunked or with a Content-Length: its status and body. */
+async function inOneWrite(port: number, path: string, token: string, body: Uint8Array, chunked: boolean) {
+  const head =
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n` +
+    'Content-Type: application/json\r\nPrefer: return=representation\r\n' +
+    (chunked ? 'Transfer-Encoding: chunked\r\n\r\n' : `Content-Length: ${body.byteLength}\r\n\r\n`);
+  const framed = chunked
+    ? [Buffer.from(`${body.byteLength.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]
+    : [body];
+  const socket = connect(port, '127.0.0.1');
+  socket.write(Buffer.concat([Buffer.from(head), ...framed]));
+  const received: Buffer[] = [];
+  for await (const chunk of socket) received.push(chunk as Buffer);
+  const text = Buffer.concat(received).toString('utf8');
+  return { status: Number(text.slice(9, 12)), body: text.slice(text.indexOf('\r\n\r\n') + 4) };
+}
 
 /** A stream of `total` zero bytes in chunks of 64 KiB, counting what was pulled from it. */
 function byteStream(total: number) {
@@ -591,6 +609,58 @@ describe('413 PAYLOAD_TOO_LARGE for a body over 1 MiB on any /api/v1 route', () 
       } as RequestInit);
       expect(created.status, await created.clone().text()).toBe(201);
       expect(((await created.json()) as Array<{ name: string }>).map((c) => c.name)).toEqual(names);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+  it('over a real socket, a body sent with its headers: the BOM dropped, the limit kept', async () => {
+    const server = serve({ fetch: t.app.fetch, hostname: '127.0.0.1', port: 0 });
+    const limited = engageApp({ engine: t.engine, scope: bearerToken(), bodyLimit: 64 });
+    const small = serve({ fetch: limited.fetch, hostname: '127.0.0.1', port: 0 });
+    try {
+      await Promise.all(
+        [server, small].map(
+          (s) => new Promise<void>((resolve) => (s.listening ? resolve() : s.once('listening', () => resolve()))),
+        ),
+      );
+      const [port, smallPort] = [server, small].map((s) => (s.address() as AddressInfo).port) as [number, number];
+      for (const chunked of [false, true]) {
+        const name = `Zürich – ${chunked ? 'chunked' : 'sized'}`;
+        const bytes = new TextEncoder().encode(`\uFEFF${JSON.stringify({ name })}`);
+        const created = await inOneWrite(port, '/api/v1/calendar', org.token, bytes, chunked);
+        expect(created.status, created.body).toBe(201);
+        expect(
+          JSON.parse(created.body.slice(created.body.indexOf('['), created.body.lastIndexOf(']') + 1)),
+        ).toMatchObject([{ name }]);
+      }
+      // A chunked body declares no length: one over the limit is refused once read.
+      const over = await inOneWrite(smallPort, '/calendar', org.token, new Uint8Array(65).fill(32), true);
+      expect(over.status).toBe(413);
+      expect(JSON.parse(over.body)).toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+      const within = await inOneWrite(smallPort, '/calendar', org.token, new Uint8Array(64).fill(32), true);
+      expect(within.status).toBe(400);
+    } finally {
+      await Promise.all([server, small].map((s) => new Promise((resolve) => s.close(resolve))));
+    }
+  });
+  it('over a real socket, a client that goes away mid-body: a 400 for its request, nothing written', async () => {
+    const seen: ApiError[] = [];
+    const hono = engageApp({ engine: t.engine, scope: bearerToken(), onError: (error) => seen.push(error) });
+    const server = serve({ fetch: hono.fetch, hostname: '127.0.0.1', port: 0 });
+    try {
+      await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
+      const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+      socket.write(
+        `POST /calendar HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${org.token}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name": "cut',
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      socket.destroy();
+      await expect.poll(() => seen.length).toBe(1);
+      expect(seen[0]).toMatchObject({ code: 'INVALID_REQUEST', status: 400 });
+      expect(seen[0]!.message).toMatch(/connection closed before the whole request body arrived/);
+      const cut = await t.call('/calendar?name=like.cut*', org.token);
+      expect(await cut.json()).toEqual([]);
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }

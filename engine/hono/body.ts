@@ -31,17 +31,15 @@ export function limitDeclaredBody(maxSize: number): MiddlewareHandler {
   };
 }
 
+/** Decodes bodies: it keeps no state between calls, so one serves every request. */
+const UTF8 = new TextDecoder();
+
 /** The request body as UTF-8 text (a leading BOM dropped, as `Request.text()` does), at most `maxSize` bytes. */
 export async function readText(c: Context, maxSize: number): Promise<string> {
-  if (Number(c.req.header('content-length') ?? 0) > maxSize) throw tooLarge(maxSize);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of bodyChunks(c)) {
-    size += chunk.byteLength;
-    if (size > maxSize) throw tooLarge(maxSize);
-    chunks.push(chunk);
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks, size));
+  checkDeclaredBody(c, maxSize);
+  const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
+  const bytes = incoming instanceof Readable ? await readNode(incoming, maxSize) : await readWeb(c, maxSize);
+  return UTF8.decode(bytes);
 }
 
 /**
@@ -53,24 +51,58 @@ export function bodyUnread(c: Context): boolean {
   return incoming instanceof IncomingMessage && !incoming.complete;
 }
 
-async function* bodyChunks(c: Context): AsyncGenerator<Uint8Array> {
-  const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
-  if (incoming instanceof Readable) {
-    try {
-      // Stopping at the limit must leave the socket open for the 413: no destroy on early return.
-      yield* incoming.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>;
-    } catch (cause) {
-      // The client went away or was cut off: its fault, not the database's.
-      throw new ApiError('INVALID_REQUEST', 'the connection closed before the whole request body arrived', { cause });
-    }
-    return;
-  }
+/** The client went away or was cut off: its fault, not the database's. */
+const cutOff = (cause?: unknown) =>
+  new ApiError('INVALID_REQUEST', 'the connection closed before the whole request body arrived', { cause });
+
+/**
+ * Node's request read through its events: a stream's async iterator cost a small PATCH about 24 µs
+ * of CPU more (docs/performance.md). Stopping at the limit pauses the request rather than destroy
+ * it, so the socket stays open for the 413.
+ */
+function readNode(incoming: Readable, maxSize: number): Promise<Buffer> {
+  if (incoming.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  if (incoming.destroyed) return Promise.reject(cutOff());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const data = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size <= maxSize) chunks.push(chunk);
+      else {
+        stop();
+        incoming.pause();
+        reject(tooLarge(maxSize));
+      }
+    };
+    const end = () => {
+      stop();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const failed = (error: unknown) => {
+      stop();
+      reject(cutOff(error));
+    };
+    const closed = () => failed(undefined);
+    const stop = () => {
+      incoming.off('data', data).off('end', end).off('error', failed).off('close', closed);
+    };
+    incoming.on('data', data).on('end', end).on('error', failed).on('close', closed);
+  });
+}
+
+/** A web request's body stream, read to the limit. */
+async function readWeb(c: Context, maxSize: number): Promise<Uint8Array> {
   const body = c.req.raw.body;
-  if (!body) return;
+  if (!body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
   const reader = body.getReader();
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) return;
-    yield value;
+    if (done) return Buffer.concat(chunks, size);
+    size += value.byteLength;
+    if (size > maxSize) throw tooLarge(maxSize);
+    chunks.push(value);
   }
 }
