@@ -613,6 +613,7 @@ describe('413 PAYLOAD_TOO_LARGE for a body over 1 MiB on any /api/v1 route', () 
       await new Promise((resolve) => server.close(resolve));
     }
   });
+
   it('over a real socket, a body sent with its headers: the BOM dropped, the limit kept', async () => {
     const server = serve({ fetch: t.app.fetch, hostname: '127.0.0.1', port: 0 });
     const limited = engageApp({ engine: t.engine, scope: bearerToken(), bodyLimit: 64 });
@@ -643,9 +644,17 @@ describe('413 PAYLOAD_TOO_LARGE for a body over 1 MiB on any /api/v1 route', () 
       await Promise.all([server, small].map((s) => new Promise((resolve) => s.close(resolve))));
     }
   });
+
   it('over a real socket, a client that goes away mid-body: a 400 for its request, nothing written', async () => {
     const seen: ApiError[] = [];
-    const hono = engageApp({ engine: t.engine, scope: bearerToken(), onError: (error) => seen.push(error) });
+    let arrived = () => {};
+    const headersIn = new Promise<void>((resolve) => (arrived = resolve));
+    const hono = engageApp({
+      engine: t.engine,
+      scope: bearerToken(),
+      check: () => arrived(),
+      onError: (error) => seen.push(error),
+    });
     const server = serve({ fetch: hono.fetch, hostname: '127.0.0.1', port: 0 });
     try {
       await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
@@ -654,7 +663,7 @@ describe('413 PAYLOAD_TOO_LARGE for a body over 1 MiB on any /api/v1 route', () 
         `POST /calendar HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${org.token}\r\n` +
           'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name": "cut',
       );
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await headersIn;
       socket.destroy();
       await expect.poll(() => seen.length).toBe(1);
       expect(seen[0]).toMatchObject({ code: 'INVALID_REQUEST', status: 400 });

@@ -56,9 +56,9 @@ const cutOff = (cause?: unknown) =>
   new ApiError('INVALID_REQUEST', 'the connection closed before the whole request body arrived', { cause });
 
 /**
- * Node's request read through its events: a stream's async iterator cost a small PATCH about 24 µs
- * of CPU more (docs/performance.md). Stopping at the limit pauses the request rather than destroy
- * it, so the socket stays open for the 413.
+ * Node's request read through its events: its async iterator costs a small body about 24 µs of CPU
+ * more (docs/performance.md). Stopping at the limit pauses the request rather than destroy it, so
+ * the socket stays open for the 413.
  */
 function readNode(incoming: Readable, maxSize: number): Promise<Buffer> {
   if (incoming.readableEnded) return Promise.resolve(Buffer.alloc(0));
