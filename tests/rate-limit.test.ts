@@ -12,6 +12,15 @@ import { createOrganisation, createTestApp, type Organisation, type TestApp } fr
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Windows are aligned to the clock (compile/rate-limit.ts): requests a test counts together must not
+ * straddle the end of one. Waits for the next window of `seconds` when this one ends within 5 s.
+ */
+async function oneWindowAhead(seconds: number) {
+  const left = seconds * 1000 - (Date.now() % (seconds * 1000));
+  if (left < 5000) await sleep(left + 20);
+}
+
 describe('rate limits', () => {
   let off: TestApp;
   let on: TestApp;
@@ -36,6 +45,7 @@ describe('rate limits', () => {
 
   it('count each token’s requests, then answer 429 with Retry-After', async () => {
     const org = await createOrganisation(on);
+    await oneWindowAhead(60);
     for (const remaining of [2, 1, 0]) {
       const res = await on.call('/contact', org.token);
       expect(res.status).toBe(200);
@@ -63,6 +73,7 @@ describe('rate limits', () => {
     const generous = await createOrganisation(on);
     await on.db.query('UPDATE organisation SET rate_limit = 1 WHERE id = $1', [strict.id]);
     await on.db.query('UPDATE organisation SET rate_limit = 5 WHERE id = $1', [generous.id]);
+    await oneWindowAhead(60);
     const first = await on.call('/contact', strict.token);
     expect(first.status).toBe(200);
     expect(first.headers.get('ratelimit-policy')).toBe('"default";q=1;w=60');
@@ -112,6 +123,7 @@ describe('rate limits', () => {
     const second = buildApi({ db: on.db, rateLimit: { requests: 3, seconds: 60 } });
     const call = (app: typeof second.app) =>
       app.request('/api/v1/contact', { headers: { Authorization: `Bearer ${org.token}` } });
+    await oneWindowAhead(60);
     const statuses = [
       (await call(on.app)).status,
       (await call(second.app)).status,
