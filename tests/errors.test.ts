@@ -123,6 +123,14 @@ const allowOf = (res: Response) =>
     .filter(Boolean)
     .sort();
 
+/** A Node server for `fetch` on a free port of 127.0.0.1, once it listens. */
+async function listen(fetch: (request: Request) => Response | Promise<Response>) {
+  const server = serve({ fetch, hostname: '127.0.0.1', port: 0 });
+  await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
+  const { port } = server.address() as AddressInfo;
+  return { port, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
 /** A request written to a socket in one write, chunked or with a Content-Length: its status and body. */
 async function inOneWrite(port: number, path: string, token: string, body: Uint8Array, chunked: boolean) {
   const head =
@@ -572,11 +580,9 @@ describe('413 PAYLOAD_TOO_LARGE for a body over 1 MiB on any /api/v1 route', () 
   });
 
   it('over a real socket: Content-Length and chunked', async () => {
-    const server = serve({ fetch: t.app.fetch, hostname: '127.0.0.1', port: 0 });
+    const server = await listen(t.app.fetch);
     try {
-      await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
-      const { port } = server.address() as AddressInfo;
-      const url = `http://127.0.0.1:${port}/api/v1/calendar`;
+      const url = `http://127.0.0.1:${server.port}/api/v1/calendar`;
       const headers = { Authorization: `Bearer ${org.token}`, 'Content-Type': 'application/json' };
       const withLength = await fetch(url, { method: 'POST', headers, body: new Uint8Array(2 * MIB).fill(32) });
       await expectError(withLength, 413, 'PAYLOAD_TOO_LARGE');
@@ -610,21 +616,15 @@ describe('413 PAYLOAD_TOO_LARGE for a body over 1 MiB on any /api/v1 route', () 
       expect(created.status, await created.clone().text()).toBe(201);
       expect(((await created.json()) as Array<{ name: string }>).map((c) => c.name)).toEqual(names);
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     }
   });
 
   it('over a real socket, a body sent with its headers: the BOM dropped, the limit kept', async () => {
-    const server = serve({ fetch: t.app.fetch, hostname: '127.0.0.1', port: 0 });
     const limited = engageApp({ engine: t.engine, scope: bearerToken(), bodyLimit: 64 });
-    const small = serve({ fetch: limited.fetch, hostname: '127.0.0.1', port: 0 });
+    const [server, small] = await Promise.all([listen(t.app.fetch), listen(limited.fetch)]);
+    const [port, smallPort] = [server.port, small.port];
     try {
-      await Promise.all(
-        [server, small].map(
-          (s) => new Promise<void>((resolve) => (s.listening ? resolve() : s.once('listening', () => resolve()))),
-        ),
-      );
-      const [port, smallPort] = [server, small].map((s) => (s.address() as AddressInfo).port) as [number, number];
       for (const chunked of [false, true]) {
         const name = `Zürich – ${chunked ? 'chunked' : 'sized'}`;
         const bytes = new TextEncoder().encode(`\uFEFF${JSON.stringify({ name })}`);
@@ -641,7 +641,7 @@ describe('413 PAYLOAD_TOO_LARGE for a body over 1 MiB on any /api/v1 route', () 
       const within = await inOneWrite(smallPort, '/calendar', org.token, new Uint8Array(64).fill(32), true);
       expect(within.status).toBe(400);
     } finally {
-      await Promise.all([server, small].map((s) => new Promise((resolve) => s.close(resolve))));
+      await Promise.all([server.close(), small.close()]);
     }
   });
 
@@ -655,10 +655,9 @@ describe('413 PAYLOAD_TOO_LARGE for a body over 1 MiB on any /api/v1 route', () 
       check: () => arrived(),
       onError: (error) => seen.push(error),
     });
-    const server = serve({ fetch: hono.fetch, hostname: '127.0.0.1', port: 0 });
+    const server = await listen(hono.fetch);
     try {
-      await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
-      const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+      const socket = connect(server.port, '127.0.0.1');
       socket.write(
         `POST /calendar HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${org.token}\r\n` +
           'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name": "cut',
@@ -671,7 +670,7 @@ describe('413 PAYLOAD_TOO_LARGE for a body over 1 MiB on any /api/v1 route', () 
       const cut = await t.call('/calendar?name=like.cut*', org.token);
       expect(await cut.json()).toEqual([]);
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     }
   });
 });
