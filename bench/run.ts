@@ -1,11 +1,18 @@
 /**
- * `npm run bench [-- --quick] [--duration S] [--rounds N] [--connections C] [--before DIR] [--only TEXT] [--scale]`
+ * `npm run bench [-- --quick] [--duration S] [--rounds N] [--connections C] [--before DIR] [--only TEXT] [--scale]
+ * [--rate R]`
  *
  * `--only TEXT` (repeatable): only the scenarios whose name contains TEXT (`--only import` for the
  * batch import); its results.md and results.json hold those alone.
  *
  * `--before DIR`: another checkout of Engage (an earlier commit, `git worktree add DIR <commit>`)
  * built and run as the target `engage-before` in the same rounds, for before/after ratios.
+ *
+ * `--rate R`: every target is sent R requests a second at a steady pace (open loop, over at most
+ * `--connections` sockets; latency counted from when each request was due) instead of as many as
+ * it answers, so that CPU per request is compared at one load: a server answering more requests a
+ * second batches more of its socket work into each wake-up and pays less per request. Its results
+ * go to bench/results-rate.md and .json, their ratio column on Node µs/req.
  *
  * `--scale`: Engage connected directly, through PgBouncer (transaction pooling, DATABASE_PREPARE=0)
  * and with a streaming replica taking its reads, on a primary and replica of its own
@@ -21,6 +28,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -44,6 +52,7 @@ const { values: args } = parseArgs({
     before: { type: 'string' },
     only: { type: 'string', multiple: true },
     scale: { type: 'boolean', default: false },
+    rate: { type: 'string' },
   },
 });
 /** Whether the scenario named `name` runs: all of them unless `--only` names some. */
@@ -52,6 +61,10 @@ const quick = args.quick ?? false;
 const DURATION = Number(args.duration ?? (quick ? 3 : 10));
 const ROUNDS = Number(args.rounds ?? (quick ? 2 : 3));
 const CONNECTIONS = Number(args.connections);
+/** `--rate`: the requests a second offered to every target; undefined: as many as each answers. */
+const RATE = args.rate === undefined ? undefined : Number(args.rate);
+if (RATE !== undefined && !(RATE > 0))
+  throw new Error(`--rate takes a number of requests a second, not "${args.rate}"`);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
 
@@ -371,14 +384,31 @@ interface Measurement {
   nodeUs: number;
 }
 
+/** What a load gave: requests answered, their latencies (ms) and failures. */
+type Load = Pick<Measurement, 'rps' | 'mean' | 'p50' | 'p99' | 'errors'> & { answered: number };
+
 async function load(target: Target, request: Request, duration: number): Promise<Measurement> {
   let peak = 0;
   const sampler = setInterval(() => {
     peak = Math.max(peak, rssMb(target.process?.pid));
   }, 250);
-  const paths = typeof request.path === 'string' ? [request.path] : request.path;
-  // Sampled right around the load; autocannon runs in this process, outside both.
+  // Sampled right around the load; the load generator runs in this process, outside both.
   const [db, node] = [postgresTicks(), treeTicks(target.process?.pid)];
+  const result = RATE ? await steady(target, request, duration, RATE) : await saturating(target, request, duration);
+  const [dbAfter, nodeAfter] = [postgresTicks(), treeTicks(target.process?.pid)];
+  clearInterval(sampler);
+  const { answered, ...measured } = result;
+  return {
+    ...measured,
+    rssMb: peak,
+    dbUs: perRequest(spent(db, dbAfter), answered),
+    nodeUs: perRequest(spent(node, nodeAfter), answered),
+  };
+}
+
+/** autocannon: each connection sends its next request as soon as the last is answered. */
+async function saturating(target: Target, request: Request, duration: number): Promise<Load> {
+  const paths = typeof request.path === 'string' ? [request.path] : request.path;
   const result = await autocannon({
     url: target.base + paths[0],
     method: (request.method ?? 'GET') as 'GET',
@@ -400,18 +430,65 @@ async function load(target: Target, request: Request, duration: number): Promise
     connections: CONNECTIONS,
     duration,
   });
-  const [dbAfter, nodeAfter] = [postgresTicks(), treeTicks(target.process?.pid)];
-  clearInterval(sampler);
-  const answered = result.requests.total;
   return {
+    answered: result.requests.total,
     rps: Math.round(result.requests.average),
     mean: Math.round(result.latency.mean * 100) / 100,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.non2xx + result.timeouts,
-    rssMb: peak,
-    dbUs: perRequest(spent(db, dbAfter), answered),
-    nodeUs: perRequest(spent(node, nodeAfter), answered),
+  };
+}
+
+/**
+ * `--rate`: `rate` requests a second, each sent when due whether or not earlier ones are answered
+ * (autocannon's own rate sends each connection's share of a second in one burst). Requests beyond
+ * the open sockets wait for one, and their latency counts the wait.
+ */
+async function steady(target: Target, request: Request, duration: number, rate: number): Promise<Load> {
+  const paths = typeof request.path === 'string' ? [request.path] : request.path;
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const latencies: number[] = [];
+  let [sent, pending, errors, over] = [0, 0, 0, false];
+  const start = performance.now();
+  await new Promise<void>((resolve) => {
+    const settle = (due: number, failed: boolean) => {
+      latencies.push(performance.now() - due);
+      if (failed) errors++;
+      if (--pending === 0 && over) resolve();
+    };
+    const send = (due: number) => {
+      pending++;
+      const path = paths[sent % paths.length]!;
+      const headers = { ...request.headers, ...(request.keyed && { 'Idempotency-Key': randomUUID() }) };
+      const req = httpRequest(target.base + path, { method: request.method ?? 'GET', headers, agent }, (res) => {
+        res.resume().on('end', () => settle(due, (res.statusCode ?? 500) >= 400));
+      });
+      req.on('error', () => settle(due, true));
+      req.end(request.body);
+    };
+    const timer = setInterval(() => {
+      const elapsed = Math.min(performance.now() - start, duration * 1000);
+      for (; sent < (elapsed * rate) / 1000; sent++) send(start + (sent * 1000) / rate);
+      if (elapsed < duration * 1000) return;
+      clearInterval(timer);
+      over = true;
+      if (pending === 0) resolve();
+    }, 1);
+  });
+  const took = (performance.now() - start) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) =>
+    Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+  return {
+    answered: latencies.length,
+    // Over the time until the last answer: a target that falls behind answers fewer a second than sent.
+    rps: Math.round(latencies.length / took),
+    mean: Math.round((latencies.reduce((a, b) => a + b, 0) / Math.max(1, latencies.length)) * 100) / 100,
+    p50: at(0.5),
+    p99: at(0.99),
+    errors,
   };
 }
 
@@ -835,13 +912,13 @@ try {
       memoryGb: Math.round(totalmem() / 2 ** 30),
       node: process.version,
     },
-    settings: { quick, durationSeconds: DURATION, rounds: ROUNDS, connections: CONNECTIONS, dataset: size },
+    settings: { quick, durationSeconds: DURATION, rounds: ROUNDS, connections: CONNECTIONS, rate: RATE, dataset: size },
     results,
     rawDriverCeiling: ceilings,
     batchImport: imported,
     streams,
   };
-  const file = cluster ? 'results-scale' : 'results';
+  const file = cluster ? 'results-scale' : RATE ? 'results-rate' : 'results';
   writeFileSync(`${ROOT}bench/${file}.json`, `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(`${ROOT}bench/${file}.md`, markdown(report));
   log(`wrote bench/${file}.md and bench/${file}.json`);
@@ -874,12 +951,13 @@ function pooledShares(results: ReadonlyArray<{ scenario: string; target: string 
 function markdown(report: {
   date: string;
   machine: Record<string, unknown>;
-  settings: Record<string, unknown>;
+  settings: { readonly rate?: number } & Record<string, unknown>;
   results: Array<{ scenario: string; target: string } & Measurement>;
   rawDriverCeiling: Record<string, number>;
   batchImport: { rows: number; batchRowsPerSecond: number; copyRowsPerSecond: number } | null;
   streams: readonly StreamRun[];
 }): string {
+  const rate = report.settings.rate;
   const lines = [
     '# Benchmark results',
     '',
@@ -887,6 +965,12 @@ function markdown(report: {
       ` Node ${report.machine.node}.`,
     `Dataset ${JSON.stringify(report.settings.dataset)}; ${report.settings.connections} connections,` +
       ` ${report.settings.rounds} rounds of ${report.settings.durationSeconds} s per target, medians shown.`,
+    ...(rate
+      ? [
+          `Every target was offered ${rate} requests a second (--rate): the ratio is Engage's Node µs/req ÷ the` +
+            " target's, CPU per request at one load (a target that answers fewer than offered was saturated).",
+        ]
+      : []),
     'engage-2-workers is the same server with WORKERS=2 (each process with its own pool; RSS is the largest worker);' +
       ' engage-10k is Engage on a database of 10,000 contacts;' +
       ' engage-log-info is Engage with LOG_LEVEL=info (its access log on, as deployed; the others run at warn);' +
@@ -910,7 +994,8 @@ function markdown(report: {
   ];
   for (const r of report.results) {
     const engage = report.results.find((x) => x.scenario === r.scenario && x.target === 'engage');
-    const ratio = engage && r.target !== 'engage' ? (engage.rps / r.rps).toFixed(2) : '';
+    const [mine, theirs] = engage ? (rate ? [engage.nodeUs, r.nodeUs] : [engage.rps, r.rps]) : [0, 0];
+    const ratio = engage && r.target !== 'engage' ? (mine / theirs).toFixed(2) : '';
     lines.push(
       `| ${r.scenario} | ${r.target} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.rssMb} |` +
         ` ${r.dbUs} | ${r.nodeUs} | ${ratio} |`,
