@@ -13,19 +13,31 @@ export interface BearerTokenOptions {
   readonly hint?: string;
 }
 
+/** How many Authorization headers' scopes a `bearerToken` keeps (the oldest goes first). */
+const KNOWN_HEADERS = 1000;
+
 /**
  * @example
  * engageApp({ engine, scope: bearerToken({ hint: 'Create a token with `acme token create`.' }) })
  */
 export function bearerToken(options: BearerTokenOptions = {}): (c: Context) => Scope {
   const refuse = (message: string) => bearerRefused(message, options.hint);
+  /**
+   * The scopes of the headers seen lately, so a caller's token is hashed once rather than on each of
+   * its requests. Only the hash is a scope's: whether the token is valid is still the statement's.
+   */
+  const known = new Map<string, Scope>();
   return function bearerToken(c) {
     const header = c.req.header('authorization');
     if (!header) throw refuse('this request needs an Authorization header with a bearer token');
+    const seen = known.get(header);
+    if (seen) return seen;
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw refuse('the Authorization header must be "Bearer <token>"');
     const scope = tokenScope(match[1]!);
     if (!scope) throw refuse('the bearer token is not valid');
+    if (known.size >= KNOWN_HEADERS) known.delete(known.keys().next().value!);
+    known.set(header, scope);
     return scope;
   };
 }
