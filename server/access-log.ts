@@ -3,6 +3,7 @@
  * rows, organisation, bytes), written once the response body has been sent, and the same record
  * handed to metrics. Nothing of the request's headers or body is logged: never a token.
  */
+import { adapterHeaders } from '@engage/engine/hono';
 import type { Context } from 'hono';
 import { type Logger, unredacted } from './logger.ts';
 
@@ -51,6 +52,9 @@ export function accessLog(options: AccessLogOptions): (c: Context, started: numb
     const logged = log.isLevelEnabled('info');
     if (!logged && !onRequest) return;
     const route = routeOf(c);
+    // The engine's responses' headers as they were given: c.res.headers would build a web Headers of them.
+    const given = adapterHeaders(c);
+    const header = (name: string) => (given ? (given[name] ?? null) : c.res.headers.get(name));
     const finish = (bytes: number) => {
       const record: RequestRecord = {
         requestId: c.get('requestId') ?? '',
@@ -58,7 +62,7 @@ export function accessLog(options: AccessLogOptions): (c: Context, started: numb
         route,
         status: c.res.status,
         durationMs: Math.round((performance.now() - started) * 100) / 100,
-        rows: rowsOf(c.res.headers.get('content-range')),
+        rows: rowsOf(header('content-range')),
         organisationId: (c.get('organisationId') as string | undefined) ?? undefined,
         bytes,
         code: (c.get('errorCode') as string | undefined) ?? undefined,
@@ -66,7 +70,7 @@ export function accessLog(options: AccessLogOptions): (c: Context, started: numb
       onRequest?.(record);
       if (logged) log.info(record, `${record.method} ${c.req.path} ${record.status}`);
     };
-    const declared = c.res.headers.get('content-length');
+    const declared = header('content-length');
     // Read the body only when its length is not declared: reading it turns the node server's
     // light response into a web Response, whose body is then sent through a web stream.
     if (declared !== null) return finish(Number(declared));

@@ -7,7 +7,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { ApiError, type Engine } from '@engage/engine';
-import { bodyUnread, engageApp, identify, rateLimit, renderError } from '@engage/engine/hono';
+import { adapterHeaders, bodyUnread, engageApp, identify, rateLimit, renderError } from '@engage/engine/hono';
 import { type Context, Hono } from 'hono';
 import type { Imports } from '../imports/index.ts';
 import type { Webhooks } from '../webhooks/index.ts';
@@ -17,7 +17,7 @@ import { docsPage, home } from './docs.ts';
 import { appError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
-import { checkVersion, requireVersion, versionHeader } from './version.ts';
+import { checkVersion, echoedVersion, requireVersion, VERSION_HEADER, versionHeader } from './version.ts';
 import { versionedRoutes } from './versioned.ts';
 
 export interface AppOptions {
@@ -84,12 +84,17 @@ export function createApp(options: AppOptions): Hono<Env> {
   // errors and 404s included.
   app.use(async function everyRequest(c, next) {
     const started = performance.now();
-    c.header('Request-Id', identify(c));
-    // Responses hold one organisation's data: no shared cache may keep them, no browser may guess their type.
-    // Set before the handler runs: `c.body` keeps them, and no built response is copied to add them.
-    c.header('Cache-Control', 'no-store');
-    c.header('X-Content-Type-Options', 'nosniff');
+    identify(c);
     await next();
+    // Responses hold one organisation's data: no shared cache may keep them, no browser may guess their type.
+    // The engine's adapter sets these itself; on the rest, a route's own Cache-Control stands.
+    if (adapterHeaders(c) === undefined) {
+      setAbsent(c.res.headers, {
+        'Request-Id': c.get('requestId'),
+        'Cache-Control': 'no-store',
+        'X-Content-Type-Options': 'nosniff',
+      });
+    }
     // Connection: close once draining (the client's next request goes to another process), and when
     // a body is left unread (reading the rest only to discard it would delay the answer).
     if (draining() || bodyUnread(c)) c.res.headers.set('Connection', 'close');
@@ -154,6 +159,7 @@ export function createApp(options: AppOptions): Hono<Env> {
       check: checkVersion,
       onError: report,
       serverTiming: options.serverTiming,
+      responseHeaders: (c) => ({ [VERSION_HEADER]: echoedVersion(c) }),
     }),
   );
   // Routes under /v1 set their own body limits.
@@ -173,6 +179,11 @@ export function createApp(options: AppOptions): Hono<Env> {
   }
 
   return app;
+}
+
+/** Sets each of `values` that `headers` does not have yet. */
+function setAbsent(headers: Headers, values: Readonly<Record<string, string>>): void {
+  for (const name in values) if (!headers.has(name)) headers.set(name, values[name]!);
 }
 
 /** Compares secrets in constant time. */

@@ -1,10 +1,11 @@
 /**
  * The `engage-version` header (docs/contract.md section 7): absent means the current version, an
  * unsupported value is a 400 listing the supported ones, and every response says which was used.
- * Two steps, because authentication is decided between them: the response header is set first,
- * so even a 401 carries it, and the value is checked once the caller is known.
+ * Two steps, because authentication is decided between them: every response carries the header, a
+ * 401 included, and the value is checked once the caller is known.
  */
 
+import { adapterHeaders } from '@engage/engine/hono';
 import type { Context, MiddlewareHandler } from 'hono';
 import { appError } from './errors.ts';
 
@@ -16,12 +17,20 @@ export const CURRENT_VERSION = SUPPORTED_VERSIONS[0];
 const requested = (header: string | undefined): string => (header === undefined ? CURRENT_VERSION : header.trim());
 const supported = (version: string): boolean => (SUPPORTED_VERSIONS as readonly string[]).includes(version);
 
-/** Echoes the version in use (the current one when the request's is absent or unsupported). */
+/** The version in use: the request's, or the current one when it is absent or unsupported. */
+export function echoedVersion(c: Context): string {
+  const version = requested(c.req.header(VERSION_HEADER));
+  return supported(version) ? version : CURRENT_VERSION;
+}
+
+/**
+ * Echoes the version in use on the responses the engine's adapter did not make (it is given
+ * `echoedVersion` as a header of its own, without the web Headers object this costs).
+ */
 export function versionHeader(): MiddlewareHandler {
   return async function versionHeader(c, next) {
-    const version = requested(c.req.header(VERSION_HEADER));
-    c.header(VERSION_HEADER, supported(version) ? version : CURRENT_VERSION);
     await next();
+    if (adapterHeaders(c) === undefined) c.res.headers.set(VERSION_HEADER, echoedVersion(c));
   };
 }
 

@@ -40,6 +40,11 @@ export interface EngageAppOptions {
   readonly logger?: { readonly error: (...data: unknown[]) => void };
   /** A Server-Timing header (parse, plan, compile, db, respond) on resource responses. */
   readonly serverTiming?: boolean;
+  /**
+   * Headers of the host's on every response of the adapter (a version header), as a plain object:
+   * cheaper than `c.header` in a middleware before it, which builds a web Headers object.
+   */
+  readonly responseHeaders?: (c: Context) => Readonly<Record<string, string>>;
 }
 
 /** `parse;dur=0.1, plan;dur=0.2, ...` (ms), as PostgREST's Server-Timing. */
@@ -62,6 +67,9 @@ export function engageApp(options: EngageAppOptions): Hono {
   /** The document with its server where the app is mounted, unless the engine was told its URL. */
   const documents = new Map<string, string>();
 
+  /** Every response of the adapter, with the host's headers. */
+  const reply = (c: Context, status: number, body: string | ReadableStream | null, headers: Record<string, string>) =>
+    respond(c, status, body, headers, options.responseHeaders?.(c));
   const logger = options.logger ?? console;
   const fail = (c: Context, error: ApiError) => {
     if (options.onError) options.onError(error, c);
@@ -70,14 +78,14 @@ export function engageApp(options: EngageAppOptions): Hono {
       logger.error(`${c.req.method} ${c.req.path} failed (Request-Id ${c.get('requestId')}):`, error.cause ?? error);
     }
     const headers = { 'Content-Type': contentType(JSON_MEDIA), ...error.headers };
-    return respond(c, error.status, errorBody(error, identify(c)), headers);
+    return reply(c, error.status, errorBody(error, identify(c)), headers);
   };
   const scopeOf = async (c: Context) => (options.scope ? options.scope(c) : undefined);
 
   // No middleware and no onError of this app: mounted with `route`, Hono wraps each handler of an
   // app with its own error handler in a composition of its own, a cost on every request. Each
   // handler names the request (identify) and catches its own failures; every response, failures
-  // included, is built by `respond`.
+  // included, is built by `reply`.
 
   /** The OpenAPI document, for a caller the scope lets in (a token's validity costs one statement). */
   async function openapi(c: Context, base: string) {
@@ -100,7 +108,7 @@ export function engageApp(options: EngageAppOptions): Hono {
     const media = c.req.header('accept')?.includes('application/openapi+json')
       ? 'application/openapi+json'
       : JSON_MEDIA;
-    return respond(c, 200, text, { 'Content-Type': contentType(media) });
+    return reply(c, 200, text, { 'Content-Type': contentType(media) });
   }
 
   app.get('/', (c) => openapi(c, c.req.path));
@@ -135,12 +143,12 @@ export function engageApp(options: EngageAppOptions): Hono {
         options.serverTiming ? { timings: true } : undefined,
       );
       // A stream's events go out as they come, for as long as it lasts.
-      if (response.body instanceof ReadableStream) return respond(c, response.status, response.body, response.headers);
+      if (response.body instanceof ReadableStream) return reply(c, response.status, response.body, response.headers);
       const headers: Record<string, string> = { ...response.headers };
       if ('timings' in response && response.timings) headers['Server-Timing'] = serverTiming(response.timings);
       // Known length: a host's access log reads it rather than counting the body as it streams.
       if (response.body !== null) headers['Content-Length'] = String(Buffer.byteLength(response.body));
-      return respond(c, response.status, response.body, headers);
+      return reply(c, response.status, response.body, headers);
     } catch (error) {
       return fail(c, await engine.tokenFirst(scope, error));
     }

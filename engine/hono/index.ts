@@ -8,4 +8,4 @@ export { type BearerTokenOptions, bearerToken } from './bearer.ts';
 export { BODY_LIMIT, bodyUnread, limitDeclaredBody, readText } from './body.ts';
 export { errorBody, renderError } from './errors.ts';
 export { type RateLimitOptions, rateLimit } from './rate-limit.ts';
-export { identify } from './response.ts';
+export { adapterHeaders, identify } from './response.ts';

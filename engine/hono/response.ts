@@ -14,6 +14,8 @@ type HeaderValues = Readonly<Record<string, string>>;
 const SANE_ID = /^[\w\-=]{1,255}$/;
 /** Set when the adapter made the request's id, so it sends the header itself. */
 const OWN_ID = 'engage.ownRequestId';
+/** The headers of the response the adapter made for the request. */
+const ANSWERED = 'engage.answered';
 
 /**
  * The request's id: the host's (`c.get('requestId')`, whose middleware sends its header), or one
@@ -31,14 +33,25 @@ export function identify(c: Context): string {
 }
 
 /**
+ * The headers of the response the adapter made for the request (names in lower case), undefined
+ * when it made none. They include Request-Id, Cache-Control: no-store, X-Content-Type-Options:
+ * nosniff and the host's `responseHeaders`, so a host's middleware sets its own on the other
+ * responses only, after `next()`, and reads these here: `c.res.headers` would build a web Headers
+ * object of them.
+ */
+export const adapterHeaders = (c: Context): HeaderValues | undefined => c.get(ANSWERED);
+
+/**
  * The response, with what every response of the adapter carries: responses hold one tenant's data,
- * so no shared cache may keep them and no browser may guess their type; then `headers`.
+ * so no shared cache may keep them and no browser may guess their type; then the host's headers
+ * (`host`), then `headers`.
  */
 export function respond(
   c: Context,
   status: number,
   body: string | ReadableStream | null,
   headers: HeaderValues,
+  host?: HeaderValues,
 ): Response {
   const out: Record<string, string> = {};
   // What the host's middleware set so far; reading `c.res` makes it a response of its own.
@@ -47,6 +60,7 @@ export function respond(
   out['cache-control'] = 'no-store';
   out['x-content-type-options'] = 'nosniff';
   if (c.get(OWN_ID)) out['request-id'] = c.get('requestId');
+  if (host) for (const name in host) out[name.toLowerCase()] = host[name]!;
   for (const name in headers) out[name.toLowerCase()] = headers[name]!;
   // A body left unread (refused while reading) closes the connection rather than be read to the end.
   if (bodyUnread(c)) out.connection = 'close';
@@ -58,6 +72,7 @@ export function respond(
   // to take the headers read above once more.
   c.res = undefined;
   c.res = response;
+  c.set(ANSWERED, out);
   return response;
 }
 

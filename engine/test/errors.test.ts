@@ -9,7 +9,7 @@ import { integer, pgTable, text } from 'drizzle-orm/pg-core';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { requestId } from 'hono/request-id';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { engageApp } from '../hono/index.ts';
+import { adapterHeaders, engageApp } from '../hono/index.ts';
 import { ApiError, createEngine, createRegistry, defineResource, type Engine, unauthorized } from '../index.ts';
 import { type TestDatabase, testDatabase } from './database.ts';
 
@@ -136,6 +136,26 @@ describe("the host's headers and request id", () => {
     expect(res.headers.get('x-request-id')).toBe('host-7');
     expect(res.headers.get('request-id')).toBeNull();
     expect(await res.json()).toMatchObject({ request_id: 'host-7' });
+  });
+
+  it("responseHeaders go on every response of the adapter, and adapterHeaders tells the host's middleware", async () => {
+    const seen: Array<Record<string, string> | undefined> = [];
+    const host = new Hono();
+    host.use(async (c, next) => {
+      await next();
+      seen.push(adapterHeaders(c));
+    });
+    const adapter = app({ responseHeaders: (c) => ({ 'X-Version': c.req.header('x-asked') ?? 'current' }) }).hono;
+    host.route('/api', adapter);
+    host.get('/own', (c) => c.text('host'));
+    for (const path of ['/api/note', '/api/nothing', '/api/']) {
+      const res = await host.request(path, { headers: { 'X-Asked': '2' } });
+      expect(res.headers.get('x-version'), path).toBe('2');
+      expect(seen.at(-1), path).toMatchObject({ 'x-version': '2', 'cache-control': 'no-store' });
+    }
+    const own = await host.request('/own');
+    expect(own.headers.get('x-version')).toBeNull();
+    expect(seen.at(-1)).toBeUndefined();
   });
 
   it('a Request-Id that is not sane is replaced by a UUID, in the header and the error body alike', async () => {
