@@ -17,6 +17,7 @@ import { docsPage, home } from './docs.ts';
 import { appError } from './errors.ts';
 import { createLogger, type Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
+import { CachedRouter } from './route-cache.ts';
 import { checkVersion, echoedVersion, requireVersion, VERSION_HEADER, versionHeader } from './version.ts';
 import { versionedRoutes } from './versioned.ts';
 
@@ -60,7 +61,7 @@ const rejectAfter = (ms: number) =>
 export function createApp(options: AppOptions): Hono<Env> {
   const { engine, ping, draining = () => false } = options;
   const log = options.logger ?? createLogger('silent');
-  const app = new Hono<Env>();
+  const app = new Hono<Env>({ router: new CachedRouter() });
   /** Every failure, before it is rendered: its code for the access log, its cause logged if it is a 5xx. */
   const report = (error: ApiError, c: Context) => {
     c.set('errorCode', error.code);
