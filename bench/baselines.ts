@@ -21,7 +21,7 @@ import { type Context, Hono } from 'hono';
  * every slot the queue has ever shifted out (left `undefined` until the queue empties). While every
  * connection is busy (statements pipelined, as here with 32 requests on 4 connections) the busy
  * queue never empties, so each statement scans all those served before it: on the bench's by-id
- * requests 126 µs of Node CPU a request in the first 10 s and 220 µs in the fourth, against 71 µs
+ * requests 126 µs of Node CPU a request in the first 10 s and 220 µs in the fourth, against 64 µs
  * with the scan starting at the queue's head (`index`, the next to shift), which finds the same element:
  * every slot before it is empty (docs/performance.md).
  */

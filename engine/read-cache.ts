@@ -9,6 +9,7 @@
  * bound parameter, and statements of one shape share their text, so PostgreSQL's prepared
  * statement serves them all. Bounded; the least recently used entry goes.
  */
+import { setBounded } from './bounded.ts';
 import { type Scope, scopeValues } from './compile/scope.ts';
 import type { CompiledStatement } from './compile/sql.ts';
 import type { SqlParam } from './db/port.ts';
@@ -102,7 +103,6 @@ export class ReadCache {
   }
 
   #put(key: string, entry: Entry): void {
-    if (this.#entries.size >= this.capacity) this.#entries.delete(this.#entries.keys().next().value!);
-    this.#entries.set(key, entry);
+    setBounded(this.#entries, key, entry, this.capacity);
   }
 }

@@ -3,6 +3,7 @@
  * and the steps around a statement (running it, observed; checking the caller's token first;
  * finding the resource a request names; choosing where a read runs).
  */
+import { setBounded } from '../bounded.ts';
 import type { Scope, Scoping } from '../compile/scope.ts';
 import { knownTenant, laneOf, scopeCte } from '../compile/scope.ts';
 import { Params } from '../compile/sql.ts';
@@ -168,8 +169,7 @@ export class Context {
   /** Keeps the tenant a statement found for a token whose tenant was not known. */
   learn(scope: Scope | undefined, tenant: string | null | undefined): void {
     if (scope === undefined || !('tokenHash' in scope) || 'tenant' in scope || !tenant) return;
-    if (this.#tokenTenants.size >= KNOWN_TOKENS) this.#tokenTenants.delete(this.#tokenTenants.keys().next().value!);
-    this.#tokenTenants.set(scope.tokenHash, tenant);
+    setBounded(this.#tokenTenants, scope.tokenHash, tenant, KNOWN_TOKENS);
   }
 
   /** Runs a statement for `scope` on `on`, in the scope's lane when the pool is saturated. */

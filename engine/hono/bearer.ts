@@ -4,6 +4,7 @@
  * `{ tokenHash }` scope, which the request's own statement checks (a revoked token stops at once).
  */
 import type { Context } from 'hono';
+import { setBounded } from '../bounded.ts';
 import type { Scope } from '../compile/scope.ts';
 import { bearerRefused } from '../errors.ts';
 import { tokenScope } from '../tokens.ts';
@@ -36,8 +37,7 @@ export function bearerToken(options: BearerTokenOptions = {}): (c: Context) => S
     if (!match) throw refuse('the Authorization header must be "Bearer <token>"');
     const scope = tokenScope(match[1]!);
     if (!scope) throw refuse('the bearer token is not valid');
-    if (known.size >= KNOWN_HEADERS) known.delete(known.keys().next().value!);
-    known.set(header, scope);
+    setBounded(known, header, scope, KNOWN_HEADERS);
     return scope;
   };
 }

@@ -1,0 +1,5 @@
+/** Sets `key` in `map`, first dropping its oldest entry (Map keeps insertion order) when it holds `max`. */
+export function setBounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
+  if (map.size >= max) map.delete(map.keys().next().value!);
+  map.set(key, value);
+}
