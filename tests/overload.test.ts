@@ -88,15 +88,17 @@ describe('a noisy neighbour', () => {
 
 describe('a row lock', () => {
   it('costs one write its wait: 503 past LOCK_TIMEOUT_MS, while reads of its organisation run beside it', async () => {
-    const { call } = await serve({ DB_POOL_SIZE: 2, LOCK_TIMEOUT_MS: 300 });
+    const { call } = await serve({ DB_POOL_SIZE: 2, DB_ORGANISATION_CONNECTIONS: 2, LOCK_TIMEOUT_MS: 300 });
     const unlock = await lockCalendar();
     try {
       const started = Date.now();
-      const patch = patchLocked(call);
+      let refusedAt = 0;
+      const patch = patchLocked(call).finally(() => (refusedAt = Date.now()));
       await until(async () => (await waiting()) === 1);
       const read = await within(call('/api/v1/calendar?select=id', a.token), 2000);
       expect(read).not.toBe('still waiting');
       expect((read as Response).status).toBe(200);
+      expect(refusedAt).toBe(0);
       const refused = await within(patch, 3000);
       expect(refused).not.toBe('still waiting');
       expect((refused as Response).status).toBe(503);

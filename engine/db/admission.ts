@@ -5,15 +5,24 @@
  * statements of the least loaded connection whose oldest statement is young: a cheap statement
  * never queues behind one known to be slow (running for over `youngMs`). A lane holds statements on
  * at most `laneLimit` connections, so an organisation running slow queries leaves the rest of the
- * pool to the others. A transaction or a write needs an idle connection and keeps it to itself (a
- * write waiting for a row lock would hold whatever was pipelined behind it); while one waits, one
- * connection takes nothing new, so that it turns idle however steady the load.
+ * pool to the others. A transaction needs an idle connection and keeps it to itself; while one
+ * waits, one connection takes nothing new, so that it turns idle however steady the load. A write
+ * may wait for a row lock, holding whatever is pipelined behind it: behind one go only statements of
+ * its own lane, and only while no other lane waits, so a lock wait delays no one else's statement
+ * and a lane writing without pause still hands connections over in turn.
  *
  * When no connection will do, statements wait in their lane's queue; lanes are served in turn as
  * connections free up. A wait is bounded by `queueTimeoutMs` and the queue by `queueMax`; past
  * either the statement is refused with PoolBusy, which callers see as 503 (docs/contract.md
  * section 5).
  */
+
+/**
+ * What a statement needs of its connection: `shared`, a read, pipelined with anything; `locking`, a
+ * statement that may wait for a row lock (a write), behind which only its own lane's are pipelined;
+ * `exclusive`, a transaction, alone on its connection from its first statement to its last.
+ */
+export type Access = 'shared' | 'locking' | 'exclusive';
 
 export interface AdmissionOptions {
   /** Connections. */
@@ -41,16 +50,20 @@ interface Connection {
   readonly started: number[];
   /** Held by a transaction. */
   exclusive: boolean;
+  /** Locking statements in flight, and the lane they are all of. */
+  locking: number;
+  lockingLane: string;
 }
 
 /** A statement's place on a connection: its start time is its entry in `started`. */
 interface Held {
   readonly connection: Connection;
   readonly started: number;
+  readonly access: Access;
 }
 
 interface Waiter {
-  readonly exclusive: boolean;
+  readonly access: Access;
   readonly resolve: (held: Held) => void;
   readonly reject: (error: PoolBusy) => void;
   timer: NodeJS.Timeout | undefined;
@@ -80,17 +93,16 @@ export class Admission {
       index,
       started: [],
       exclusive: false,
+      locking: 0,
+      lockingLane: '',
     }));
   }
 
-  /**
-   * Runs `fn` on a connection (its index) once `lane` may have one. `exclusive`: a transaction,
-   * which needs the connection to itself.
-   */
-  async run<T>(laneKey: string, exclusive: boolean, fn: (connection: number) => Promise<T>): Promise<T> {
+  /** Runs `fn` on a connection (its index) once `lane` may have one that gives `access`. */
+  async run<T>(laneKey: string, access: Access, fn: (connection: number) => Promise<T>): Promise<T> {
     const lane = this.#lane(laneKey);
-    const free = lane.waiting.length === 0 ? this.#pick(lane, exclusive) : undefined;
-    const held = free ? this.#take(lane, free, exclusive) : await this.#wait(lane, exclusive);
+    const free = lane.waiting.length === 0 ? this.#pick(lane, access) : undefined;
+    const held = free ? this.#take(lane, free, access) : await this.#wait(lane, access);
     try {
       return await fn(held.connection.index);
     } finally {
@@ -115,29 +127,34 @@ export class Admission {
   }
 
   /** An idle connection, or the least loaded young one to pipeline on; none if the lane must wait. */
-  #pick(lane: Lane, exclusive: boolean): Connection | undefined {
+  #pick(lane: Lane, access: Access): Connection | undefined {
     const { laneLimit, depth, youngMs } = this.#options;
     const atLimit = lane.held.size >= laneLimit;
+    const othersWait = this.#queued.size > (this.#queued.has(lane) ? 1 : 0);
     const now = performance.now();
     let best: Connection | undefined;
     for (const c of this.#connections) {
-      if (c.exclusive || (atLimit && !lane.held.has(c.index)) || (c === this.#draining && !exclusive)) continue;
+      const draining = c === this.#draining && access !== 'exclusive';
+      if (c.exclusive || (atLimit && !lane.held.has(c.index)) || draining) continue;
       if (c.started.length === 0) return c;
-      if (exclusive || c.started.length >= depth || now - c.started[0]! > youngMs) continue;
+      if (access === 'exclusive' || c.started.length >= depth || now - c.started[0]! > youngMs) continue;
+      if (c.locking > 0 && (c.lockingLane !== lane.key || othersWait)) continue;
       if (!best || c.started.length < best.started.length) best = c;
     }
     return best;
   }
 
-  #take(lane: Lane, connection: Connection, exclusive: boolean): Held {
+  #take(lane: Lane, connection: Connection, access: Access): Held {
     const started = performance.now();
     connection.started.push(started);
-    connection.exclusive = exclusive;
+    connection.exclusive = access === 'exclusive';
+    if (access === 'locking' && connection.locking++ === 0) connection.lockingLane = lane.key;
     lane.held.set(connection.index, (lane.held.get(connection.index) ?? 0) + 1);
-    return { connection, started };
+    return { connection, started, access };
   }
 
-  #wait(lane: Lane, exclusive: boolean): Promise<Held> {
+  #wait(lane: Lane, access: Access): Promise<Held> {
+    const exclusive = access === 'exclusive';
     const { queueMax, queueTimeoutMs } = this.#options;
     if (this.#waiting >= queueMax) {
       this.#forget(lane);
@@ -146,7 +163,7 @@ export class Admission {
       );
     }
     return new Promise<Held>((resolve, reject) => {
-      const waiter: Waiter = { exclusive, resolve, reject, timer: undefined };
+      const waiter: Waiter = { access, resolve, reject, timer: undefined };
       waiter.timer = setTimeout(() => {
         lane.waiting.splice(lane.waiting.indexOf(waiter), 1);
         this.#waiting--;
@@ -179,9 +196,10 @@ export class Admission {
     if (--this.#exclusiveWaiting > 0) this.#drain();
   }
 
-  #release(lane: Lane, { connection, started }: Held): void {
+  #release(lane: Lane, { connection, started, access }: Held): void {
     connection.started.splice(connection.started.indexOf(started), 1);
     if (connection.started.length === 0) connection.exclusive = false;
+    if (access === 'locking') connection.locking--;
     const count = lane.held.get(connection.index)! - 1;
     if (count === 0) lane.held.delete(connection.index);
     else lane.held.set(connection.index, count);
@@ -196,7 +214,7 @@ export class Admission {
       served = false;
       for (const lane of this.#queued) {
         const waiter = lane.waiting[0]!;
-        const connection = this.#pick(lane, waiter.exclusive);
+        const connection = this.#pick(lane, waiter.access);
         if (!connection) continue;
         lane.waiting.shift();
         this.#waiting--;
@@ -204,8 +222,8 @@ export class Admission {
         this.#queued.delete(lane);
         if (lane.waiting.length > 0) this.#queued.add(lane);
         clearTimeout(waiter.timer);
-        waiter.resolve(this.#take(lane, connection, waiter.exclusive));
-        if (waiter.exclusive) this.#exclusiveDone();
+        waiter.resolve(this.#take(lane, connection, waiter.access));
+        if (waiter.access === 'exclusive') this.#exclusiveDone();
         served = true;
         break;
       }

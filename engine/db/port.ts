@@ -39,10 +39,10 @@ export interface Database extends Queryable {
   /**
    * Runs one statement as `Queryable.query` does. `lane` names who it is for (an organisation or a
    * token): when the pool is saturated, lanes are served in turn and none may hold all of it.
-   * `alone`: a write, which may wait for a row lock, so it runs on a connection with no other
-   * statement before or behind it.
+   * `locks`: a write, which may wait for a row lock and hold up what is pipelined behind it on its
+   * connection: only statements of its own lane go there.
    */
-  query<T extends Row = Row>(text: string, params?: readonly SqlParam[], lane?: string, alone?: boolean): Promise<T[]>;
+  query<T extends Row = Row>(text: string, params?: readonly SqlParam[], lane?: string, locks?: boolean): Promise<T[]>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>, lane?: string): Promise<T>;
   /** Runs several statements of trusted text (migrations, set-up); no parameters. */

@@ -17,7 +17,7 @@
  * server connection takes at its start, instead of the connection's own.
  */
 import postgres from 'postgres';
-import { Admission, type AdmissionOptions } from './admission.ts';
+import { type Access, Admission, type AdmissionOptions } from './admission.ts';
 import type { Database, DatabaseOptions, Queryable, SqlParam } from './port.ts';
 import { connectionSettings } from './settings.ts';
 
@@ -214,10 +214,10 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
    */
   const onConnection = <T>(
     lane: string | undefined,
-    exclusive: boolean,
+    access: Access,
     fn: (connection: Connection) => Promise<T>,
   ): Promise<T> =>
-    admission.run(lane ?? '', exclusive, async (slot) => {
+    admission.run(lane ?? '', access, async (slot) => {
       const connection = connections[slot]!;
       let broken = false;
       try {
@@ -257,10 +257,11 @@ export function connectPostgres(url: string, options: PostgresOptions = {}): Dat
 
   return {
     kind: 'postgres',
-    query: (text, params, lane, alone = false) =>
-      onConnection(lane, alone, (c) => queryable(c, c.sql).query(text, params)),
-    transaction: (fn, lane) => onConnection(lane, true, (c) => transaction(c, fn)),
-    exec: (text) => onConnection(undefined, true, async (c) => void (await answered(c, () => c.sql.unsafe(text)))),
+    query: (text, params, lane, locks = false) =>
+      onConnection(lane, locks ? 'locking' : 'shared', (c) => queryable(c, c.sql).query(text, params)),
+    transaction: (fn, lane) => onConnection(lane, 'exclusive', (c) => transaction(c, fn)),
+    exec: (text) =>
+      onConnection(undefined, 'exclusive', async (c) => void (await answered(c, () => c.sql.unsafe(text)))),
     ping: async () => {
       if (closed) throw Object.assign(new Error('the pool is closed'), { code: 'CONNECTION_ENDED' });
       pinger ??= connect();

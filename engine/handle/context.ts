@@ -32,8 +32,8 @@ export type StatementKind =
   | 'idempotency'
   | 'changes';
 
-/** Statements that take row locks run alone on their connection: a lock wait holds up no other statement. */
-const ALONE: ReadonlySet<StatementKind> = new Set(['write', 'rate-limit']);
+/** Statements that take row locks: a lock wait holds up only their own lane's statements (db/admission.ts). */
+const LOCKING: ReadonlySet<StatementKind> = new Set(['write', 'rate-limit']);
 
 /** Events the engine reports to its host (metrics); every method optional, none may throw. */
 export interface EngineObserver {
@@ -180,7 +180,7 @@ export class Context {
     kind: StatementKind = 'read',
     on: Database = this.db,
   ): Promise<T[]> {
-    return this.observe(kind, () => on.query(text, params, laneOf(scope), ALONE.has(kind)) as Promise<T[]>);
+    return this.observe(kind, () => on.query(text, params, laneOf(scope), LOCKING.has(kind)) as Promise<T[]>);
   }
 
   /** Runs a statement as `run` does, told to the observer and failing as the caller should see it. */

@@ -1,7 +1,7 @@
 /**
  * The postgres.js port sends a statement to an idle single-connection client or pipelines it behind
- * young statements, never behind a slow one nor behind a transaction pooler; a transaction has its
- * client to itself; the rest wait per lane (organisation) with a bounded wait and length, lanes
+ * young statements, never behind a slow one nor behind a transaction pooler, and behind a write
+ * only its own lane's; a transaction has its client to itself; the rest wait per lane (organisation) with a bounded wait and length, lanes
  * served in turn, one lane on at most half the clients. Statements are prepared from their second
  * use on, and a client that has prepared too many, or whose connection broke, is replaced.
  * postgres.js is replaced by a recorder so this can be watched without a server.
@@ -165,17 +165,26 @@ describe('postgres.js pool', () => {
     expect(await tx).toEqual([{ client: 0 }]);
   });
 
-  it('runs a write alone: nothing before it on its client, nothing pipelined behind it', async () => {
+  it("pipelines a write, and behind it only its own lane's statements while no other lane waits", async () => {
     const db = connectPostgres('postgres://x/db', { poolSize: 2, laneLimit: 2 });
-    const read = db.query('a');
-    const write = db.query('UPDATE', [], 'org', true);
-    const reads = [db.query('b'), db.query('c')];
+    const sent = () => clients.map((c) => c.sent.map((x) => x.text));
+    const all = [db.query('a', [], 'other'), db.query('UPDATE 1', [], 'org', true), db.query('b', [], 'other')];
+    // Behind the write: a read and a write of its own lane; a write also goes behind another lane's reads.
+    all.push(db.query('c', [], 'org'), db.query('UPDATE 2', [], 'org', true));
     await settle();
-    expect(clients.map((c) => c.sent.map((x) => x.text))).toEqual([['a', 'b', 'c'], ['UPDATE']]);
+    expect(sent()).toEqual([
+      ['a', 'b', 'UPDATE 2'],
+      ['UPDATE 1', 'c'],
+    ]);
+    // Both clients hold org's writes: another lane waits, and while it does org's statements wait too.
+    all.push(db.query('d', [], 'other'), db.query('e', [], 'org'));
+    await settle();
+    expect(inFlight()).toEqual([3, 2]);
+    // UPDATE 1 answered: client 1 holds no write, so the waiting lane goes there first, then org.
     await release(1);
-    expect(await write).toEqual([{ client: 1 }]);
-    for (let i = 0; i < 3; i++) await release(0);
-    await Promise.all([read, ...reads]);
+    expect(sent()[1]).toEqual(['UPDATE 1', 'c', 'd', 'e']);
+    for (const c of clients) while (c.pending.length > 0) await release(c.index);
+    expect((await Promise.all(all)).map(([row]) => row)).toEqual([0, 1, 0, 1, 0, 1, 1].map((client) => ({ client })));
   });
 
   it('gets a waiting transaction a client however steady the pipelined load: one takes nothing new', async () => {
