@@ -55,8 +55,10 @@ describe('ReadCache', () => {
     read(raw('x', {}, 'HEAD'), A);
     read(raw('x'), { tenant: '00000000-0000-4000-8000-000000000001' });
     for (const header of ['prefer', 'accept', 'range', 'range-unit']) read(raw('x', { [header]: 'v' }), A);
+    // An empty header is not an absent one.
+    read(raw('x', { prefer: '' }), A);
     read(raw('x', { 'x-other': 'v' }), A);
-    expect(compiled).toEqual(['x', 'y', 'x', 'x', 'x', 'x', 'x', 'x']);
+    expect(compiled).toEqual(['x', 'y', 'x', 'x', 'x', 'x', 'x', 'x', 'x']);
   });
 
   it('keeps at most its capacity, dropping the least recently used', () => {

@@ -15,6 +15,8 @@ export interface CompiledStatement {
   readonly rows?: RowShape;
   /** A read's parameters holding the value of each top-level comparison, by query string part (Params.parts). */
   readonly parts?: ReadonlyMap<number, readonly number[]>;
+  /** The parameters added under a name (Params.named): a write's body and the tenants it names. */
+  readonly named?: ReadonlyMap<string, number>;
 }
 
 /** A simple or quoted identifier. */
@@ -32,6 +34,8 @@ export class Params {
    * value in exactly those places (each of them, should a value be compiled more than once).
    */
   readonly parts = new Map<number, number[]>();
+  /** Where each value added with a name went (`add`'s `name`): the write cache binds another there. */
+  readonly named = new Map<string, number>();
   /** Expressions over the caller's values that `evaluations` evaluates once. */
   readonly #once: string[] = [];
 
@@ -40,9 +44,10 @@ export class Params {
    * driver sends the caller's string untouched (postgres.js would otherwise re-serialise values
    * of boolean, date or JSON parameters) and PostgreSQL's own parser converts it.
    */
-  add(value: SqlParam, type: string): string {
+  add(value: SqlParam, type: string, name?: string): string {
     if (!TYPE_NAME.test(type)) throw new Error(`refusing SQL type name ${JSON.stringify(type)}`);
     this.values.push(value);
+    if (name !== undefined) this.named.set(name, this.values.length - 1);
     const placeholder = `$${this.values.length}::text`;
     return type === 'text' ? placeholder : `${placeholder}::${type}`;
   }

@@ -29,6 +29,9 @@ import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
 import { version } from './version.ts';
 import { condition } from './where.ts';
 
+/** The names of the parameters a PATCH's body gives (Params.named): the write cache binds each request's. */
+export const BOUND = { claimed: 'claimed', row: 'row' } as const;
+
 /** Whether the write may go ahead: the scope resolved, and the body names no other tenant. */
 const ALLOWED = 'EXISTS (SELECT FROM allowed)';
 
@@ -146,7 +149,7 @@ function update(plan: UpdatePlan, params: Params, filter: string): string {
   // Only custom values to write, on a table without updated_at: the rows are still the ones updated.
   if (sets.length === 0) sets.push(`${ident(resource.key[0]!.name)} = t.${ident(resource.key[0]!.name)}`);
   const from = plan.fields.length
-    ? ` FROM json_to_record(${params.add(plan.row, 'json')}) AS b(${recordType(plan.fields)})`
+    ? ` FROM json_to_record(${params.add(plan.row, 'json', BOUND.row)}) AS b(${recordType(plan.fields)})`
     : '';
   // Unknown keys or values that do not fit: nothing is written (and the checks below say why).
   const known = plan.customValues === null ? '' : ` AND NOT EXISTS (${CUSTOM_MISFIT})`;
@@ -212,9 +215,12 @@ export function compileWrite(
 ): CompiledStatement {
   const params = new Params();
   const own = plan.resource.tenant;
-  const claimed =
-    own && plan.kind !== 'delete' ? params.add(arrayLiteral(plan.claimedTenants), `${own.type.sql}[]`) : null;
+  // The scope's values first, as in every statement (scopeValues); then the tenants the body names.
   const { cte, scoped, column } = scopeCte(scope, params, scoping);
+  const claimed =
+    own && plan.kind !== 'delete'
+      ? params.add(arrayLiteral(plan.claimedTenants), `${own.type.sql}[]`, BOUND.claimed)
+      : null;
   const idempotent = key && idempotentWrite(params, column, key);
   let sql = `${cte}, ${idempotent?.ctes ?? ''}`;
   // A body naming another tenant than the caller's leaves `allowed` empty: nothing is written; so
@@ -313,5 +319,5 @@ export function compileWrite(
     checks.map((check, i) => `, ${check} AS check_${i}`).join('') +
     ' FROM written w';
   sql += idempotent ? idempotent.finish(select) : select;
-  return { text: sql, params: params.values };
+  return { text: sql, params: params.values, parts: params.parts, named: params.named };
 }

@@ -17,6 +17,7 @@ import { ReadCache } from '../read-cache.ts';
 import { type Registry, type Resource, VERBS } from '../registry/index.ts';
 import type { EngineResponse } from '../respond.ts';
 import type { StageClock } from '../timings.ts';
+import { WriteCache } from '../write-cache.ts';
 
 /** What a statement was run for. */
 export type StatementKind =
@@ -81,6 +82,7 @@ export class Context {
   readonly scoping: Scoping;
   /** Compiled reads kept for repeated requests. */
   readonly reads: ReadCache;
+  readonly writes: WriteCache;
   readonly #schemas: ReadonlyMap<string, BodySchemas>;
   readonly #allowed: ReadonlyMap<string, { readonly list: string[]; readonly header: string }>;
   /** The tenant of each built-in token seen lately, by hash: a token's tenant never changes. */
@@ -99,12 +101,14 @@ export class Context {
     this.scoping = { tenancy: options.registry.tenant, tokens: options.tokens };
     if (from) {
       this.reads = from.reads;
+      this.writes = from.writes;
       this.#schemas = from.#schemas;
       this.#allowed = from.#allowed;
       this.#tokenTenants = from.#tokenTenants;
       return;
     }
     this.reads = new ReadCache(options.readCacheSize);
+    this.writes = new WriteCache(options.readCacheSize);
     this.#tokenTenants = new Map();
     const { resources } = options.registry;
     this.#schemas = new Map(resources.map((r) => [r.name, bodySchemas(r)]));

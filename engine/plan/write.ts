@@ -259,6 +259,18 @@ function requiredFilters(resource: Resource, request: ApiRequest): PlannedCondit
   return request.query.where.map((c) => planCondition(resource, c));
 }
 
+/**
+ * A PATCH's object checked against the resource's schemas: the row it sets, its fields, and the
+ * tenants it names. On `*_details`, keys that are not fields of the resource are custom-field keys
+ * (`isCustom`), resolved (and refused when unknown) against the tenant's custom fields by the statement.
+ */
+export function checkUpdateBody(resource: Resource, schemas: BodySchemas, body: Row) {
+  const isCustom = resource.customFields ? (key: string) => !resource.field(key) : undefined;
+  const { rows, claimedTenants } = checkItems(resource, schemas, [body], 'update', { array: false, extra: isCustom });
+  const row = rows[0]!;
+  return { row, claimedTenants, fields: resource.fields.filter((f) => f.name in row), isCustom };
+}
+
 export function planUpdate(
   resource: Resource,
   schemas: BodySchemas,
@@ -277,15 +289,7 @@ export function planUpdate(
     );
   }
   const where = requiredFilters(resource, request);
-  // On `*_details`, keys that are not fields of the resource are custom-field keys, resolved
-  // (and refused when unknown) against the organisation's custom fields by the statement.
-  const isCustom = resource.customFields ? (key: string) => !resource.field(key) : undefined;
-  const { rows, claimedTenants } = checkItems(resource, schemas, [body], 'update', {
-    array: false,
-    extra: isCustom,
-  });
-  const row = rows[0]!;
-  const fields = resource.fields.filter((f) => f.name in row);
+  const { row, claimedTenants, fields, isCustom } = checkUpdateBody(resource, schemas, body);
   const custom = isCustom ? Object.fromEntries(Object.entries(row).filter(([k]) => isCustom(k))) : {};
   // The statement checks custom values against their types, but must be able to read them first.
   const unfit = Object.entries(custom).flatMap(([field, value]) => {

@@ -1,0 +1,126 @@
+/**
+ * Compiled PATCHes of one object, by request shape, as the read cache holds reads (read-cache.ts).
+ * Beside the query string's shape, the headers a write reads and the kind of scope, the keys the
+ * body gives decide the statement (the fields it sets); the body itself is checked on every request,
+ * as the planner checks it, and bound with the tenants it names where the compiler put them
+ * (Params.named), the caller's scope and each slot's value as a read's. A PATCH of a known shape
+ * (a deal's stage moved, a contact renamed) skips parse, plan and compile, and its statement is
+ * the same string each time. Bounded; the least recently used entry goes.
+ */
+import { setBounded } from './bounded.ts';
+import type { Scope } from './compile/scope.ts';
+import { scopeValues } from './compile/scope.ts';
+import type { CompiledStatement } from './compile/sql.ts';
+import { BOUND } from './compile/write.ts';
+import type { RawRequest } from './parse/index.ts';
+import type { QueryShape } from './parse/query.ts';
+import type { UpdatePlan, WritePlan } from './plan/types.ts';
+import { arrayLiteral } from './plan/values.ts';
+import { bind, heldShape, type Slots, scopedFirst, shapeHead, slotsOf } from './read-cache.ts';
+
+/** The headers a PATCH's plan reads. */
+const WRITE_HEADERS = ['prefer', 'accept', 'if-match'] as const;
+
+export interface CompiledWrite<P extends WritePlan = WritePlan> {
+  readonly plan: P;
+  readonly statement: CompiledStatement;
+}
+
+/** A PATCH's body as the planner checked it (checkUpdateBody). */
+export interface CheckedUpdate {
+  readonly row: string;
+  readonly claimedTenants: readonly string[];
+  /** The names of the fields it sets, in the resource's order. */
+  readonly fields: readonly string[];
+}
+
+interface Entry extends CompiledWrite<UpdatePlan> {
+  readonly slots: Slots;
+  readonly fields: string;
+  /** Where the body's row and the tenants it names go among the parameters. */
+  readonly row: number | undefined;
+  readonly claimed: number | undefined;
+}
+
+const fieldNames = (fields: readonly { readonly name: string }[]) => fields.map((f) => f.name).join(',');
+
+export class WriteCache {
+  readonly #entries = new Map<string, Entry>();
+
+  constructor(readonly capacity: number) {}
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /**
+   * The held PATCH of `raw` (with `body`, an object) under `scope`, its body checked by `check`; or
+   * the one `compile` makes, when none is held or the body sets other fields than the held one's.
+   */
+  update(
+    raw: RawRequest,
+    scope: Scope | undefined,
+    body: Readonly<Record<string, unknown>>,
+    check: () => CheckedUpdate,
+    compile: () => CompiledWrite,
+  ): CompiledWrite {
+    const head = shapeHead(raw, scope, WRITE_HEADERS);
+    const shape = this.capacity === 0 ? null : heldShape(raw, head);
+    if (!shape) return compile();
+    // The body's keys as given: their order changes nothing but the key.
+    const key = `${head}\n${JSON.stringify(Object.keys(body))}\n${shape.text}`;
+    const values = scopeValues(scope);
+    const held = this.#take(key);
+    if (!held) {
+      const made = compile();
+      this.#hold(key, made, shape, values);
+      return made;
+    }
+    // As the planner: the filters' values, then the body.
+    const params = bind(held.statement, values, held.slots, shape);
+    const checked = check();
+    if (checked.fields.join(',') !== held.fields) return compile();
+    if (held.row !== undefined) params[held.row] = checked.row;
+    if (held.claimed !== undefined) params[held.claimed] = arrayLiteral(checked.claimedTenants);
+    return {
+      plan: { ...held.plan, row: checked.row, claimedTenants: checked.claimedTenants },
+      statement: { ...held.statement, params },
+    };
+  }
+
+  /**
+   * Keeps `made` when each value of the request is where the compiler said: the scope's first, the
+   * slots' as a read's, the body's row and the tenants it names under their names. A PATCH by key
+   * (an array) or with custom values compiles otherwise and is not held.
+   */
+  #hold(key: string, made: CompiledWrite, shape: QueryShape, values: readonly string[]): void {
+    const { plan, statement } = made;
+    if (plan.kind !== 'update' || plan.items !== null || plan.customValues !== null) return;
+    if (!scopedFirst(statement, values)) return;
+    const slots = slotsOf(shape, statement, plan.resource);
+    const row = statement.named?.get(BOUND.row);
+    const claimed = statement.named?.get(BOUND.claimed);
+    const placed =
+      (row === undefined ? plan.fields.length === 0 : statement.params[row] === plan.row) &&
+      (claimed === undefined
+        ? plan.resource.tenant === null
+        : statement.params[claimed] === arrayLiteral(plan.claimedTenants));
+    if (!slots || !placed) return;
+    setBounded(
+      this.#entries,
+      key,
+      { plan, statement, slots, fields: fieldNames(plan.fields), row, claimed },
+      this.capacity,
+    );
+  }
+
+  /** The entry under `key`, made the most recently used (Map keeps insertion order). */
+  #take(key: string): Entry | undefined {
+    const entry = this.#entries.get(key);
+    if (entry) {
+      this.#entries.delete(key);
+      this.#entries.set(key, entry);
+    }
+    return entry;
+  }
+}
