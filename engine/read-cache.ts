@@ -9,7 +9,7 @@
  * bound parameter, and statements of one shape share their text, so PostgreSQL's prepared
  * statement serves them all. Bounded; the least recently used entry goes.
  */
-import { setBounded } from './bounded.ts';
+import { setBounded, takeRecent } from './bounded.ts';
 import { type Scope, scopeValues } from './compile/scope.ts';
 import type { CompiledStatement } from './compile/sql.ts';
 import type { SqlParam } from './db/port.ts';
@@ -115,7 +115,8 @@ export class ReadCache {
     // A shape without slots is its query string; one with slots may be held whole instead (slotsOf).
     const shapeKey = `${head}\n${shape.slots.length ? 's' : 'q'}${shape.text}`;
     const wholeKey = `${head}\nq${raw.query}`;
-    const held = this.#take(shapeKey) ?? (shape.slots.length ? this.#take(wholeKey) : undefined);
+    const held =
+      takeRecent(this.#entries, shapeKey) ?? (shape.slots.length ? takeRecent(this.#entries, wholeKey) : undefined);
     const values = scopeValues(scope);
     if (!held) {
       const made = compile();
@@ -130,16 +131,6 @@ export class ReadCache {
       plan: held.plan,
       statement: { ...held.statement, params: bind(held.statement, values, held.slots, shape) },
     };
-  }
-
-  /** The entry under `key`, made the most recently used (Map keeps insertion order). */
-  #take(key: string): Entry | undefined {
-    const entry = this.#entries.get(key);
-    if (entry) {
-      this.#entries.delete(key);
-      this.#entries.set(key, entry);
-    }
-    return entry;
   }
 
   #put(key: string, entry: Entry): void {

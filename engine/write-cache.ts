@@ -7,7 +7,7 @@
  * (a deal's stage moved, a contact renamed) skips parse, plan and compile, and its statement is
  * the same string each time. Bounded; the least recently used entry goes.
  */
-import { setBounded } from './bounded.ts';
+import { setBounded, takeRecent } from './bounded.ts';
 import type { Scope } from './compile/scope.ts';
 import { scopeValues } from './compile/scope.ts';
 import type { CompiledStatement } from './compile/sql.ts';
@@ -36,13 +36,14 @@ export interface CheckedUpdate {
 
 interface Entry extends CompiledWrite<UpdatePlan> {
   readonly slots: Slots;
+  /** The fields it sets, as JSON: a body setting others compiles anew. */
   readonly fields: string;
   /** Where the body's row and the tenants it names go among the parameters. */
   readonly row: number | undefined;
   readonly claimed: number | undefined;
 }
 
-const fieldNames = (fields: readonly { readonly name: string }[]) => fields.map((f) => f.name).join(',');
+const fieldNames = (fields: readonly { readonly name: string }[]) => JSON.stringify(fields.map((f) => f.name));
 
 export class WriteCache {
   readonly #entries = new Map<string, Entry>();
@@ -70,7 +71,7 @@ export class WriteCache {
     // The body's keys as given: their order changes nothing but the key.
     const key = `${head}\n${JSON.stringify(Object.keys(body))}\n${shape.text}`;
     const values = scopeValues(scope);
-    const held = this.#take(key);
+    const held = takeRecent(this.#entries, key);
     if (!held) {
       const made = compile();
       this.#hold(key, made, shape, values);
@@ -79,7 +80,7 @@ export class WriteCache {
     // As the planner: the filters' values, then the body.
     const params = bind(held.statement, values, held.slots, shape);
     const checked = check();
-    if (checked.fields.join(',') !== held.fields) return compile();
+    if (JSON.stringify(checked.fields) !== held.fields) return compile();
     if (held.row !== undefined) params[held.row] = checked.row;
     if (held.claimed !== undefined) params[held.claimed] = arrayLiteral(checked.claimedTenants);
     return {
@@ -112,15 +113,5 @@ export class WriteCache {
       { plan, statement, slots, fields: fieldNames(plan.fields), row, claimed },
       this.capacity,
     );
-  }
-
-  /** The entry under `key`, made the most recently used (Map keeps insertion order). */
-  #take(key: string): Entry | undefined {
-    const entry = this.#entries.get(key);
-    if (entry) {
-      this.#entries.delete(key);
-      this.#entries.set(key, entry);
-    }
-    return entry;
   }
 }
