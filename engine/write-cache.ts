@@ -8,8 +8,7 @@
  * the same string each time. Bounded; the least recently used entry goes.
  */
 import { setBounded, takeRecent } from './bounded.ts';
-import type { Scope } from './compile/scope.ts';
-import { scopeValues } from './compile/scope.ts';
+import { type Scope, scopeValues } from './compile/scope.ts';
 import type { CompiledStatement } from './compile/sql.ts';
 import { BOUND } from './compile/write.ts';
 import type { RawRequest } from './parse/index.ts';
@@ -17,6 +16,7 @@ import type { QueryShape } from './parse/query.ts';
 import type { UpdatePlan, WritePlan } from './plan/types.ts';
 import { arrayLiteral } from './plan/values.ts';
 import { bind, heldShape, type Slots, scopedFirst, shapeHead, slotsOf } from './read-cache.ts';
+import type { Field } from './registry/index.ts';
 
 /** The headers a PATCH's plan reads. */
 const WRITE_HEADERS = ['prefer', 'accept', 'if-match'] as const;
@@ -30,29 +30,21 @@ export interface CompiledWrite<P extends WritePlan = WritePlan> {
 export interface CheckedUpdate {
   readonly row: string;
   readonly claimedTenants: readonly string[];
-  /** The names of the fields it sets, in the resource's order. */
-  readonly fields: readonly string[];
+  /** The fields it sets, in the resource's order. */
+  readonly fields: readonly Field[];
 }
 
 interface Entry extends CompiledWrite<UpdatePlan> {
   readonly slots: Slots;
-  /** The fields it sets, as JSON: a body setting others compiles anew. */
-  readonly fields: string;
   /** Where the body's row and the tenants it names go among the parameters. */
   readonly row: number | undefined;
   readonly claimed: number | undefined;
 }
 
-const fieldNames = (fields: readonly { readonly name: string }[]) => JSON.stringify(fields.map((f) => f.name));
-
 export class WriteCache {
   readonly #entries = new Map<string, Entry>();
 
   constructor(readonly capacity: number) {}
-
-  get size(): number {
-    return this.#entries.size;
-  }
 
   /**
    * The held PATCH of `raw` (with `body`, an object) under `scope`, its body checked by `check`; or
@@ -80,7 +72,9 @@ export class WriteCache {
     // As the planner: the filters' values, then the body.
     const params = bind(held.statement, values, held.slots, shape);
     const checked = check();
-    if (JSON.stringify(checked.fields) !== held.fields) return compile();
+    // A body setting other fields (a key that is not one) compiles anew.
+    const { fields } = held.plan;
+    if (checked.fields.length !== fields.length || checked.fields.some((f, i) => f !== fields[i])) return compile();
     if (held.row !== undefined) params[held.row] = checked.row;
     if (held.claimed !== undefined) params[held.claimed] = arrayLiteral(checked.claimedTenants);
     return {
@@ -107,11 +101,6 @@ export class WriteCache {
         ? plan.resource.tenant === null
         : statement.params[claimed] === arrayLiteral(plan.claimedTenants));
     if (!slots || !placed) return;
-    setBounded(
-      this.#entries,
-      key,
-      { plan, statement, slots, fields: fieldNames(plan.fields), row, claimed },
-      this.capacity,
-    );
+    setBounded(this.#entries, key, { plan, statement, slots, row, claimed }, this.capacity);
   }
 }

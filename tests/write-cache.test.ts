@@ -77,6 +77,8 @@ describe('held PATCHes over HTTP', () => {
   it('tell bodies with other keys apart', async () => {
     expect((await patch(ones[0]!, one.token, { status_key: 'k1' })).status).toBe(200);
     expect((await patch(ones[0]!, one.token, { name: 'One A' })).status).toBe(200);
+    // Setting the name alone left the status as it was.
+    expect(await names(one.id)).toEqual(['One A:k1', 'One B:b2']);
     expect((await patch(ones[0]!, one.token, { status_key: 'k2', name: 'One A' })).status).toBe(200);
     expect(await names(one.id)).toEqual(['One A:k2', 'One B:b2']);
   });

@@ -99,8 +99,8 @@ function heldUpdate(
     scope,
     body,
     () => {
-      const checked = checkUpdateBody(resource, ctx.schemas(resource), body);
-      return { ...checked, row: JSON.stringify(checked.row), fields: checked.fields.map((f) => f.name) };
+      const { row, claimedTenants, fields } = checkUpdateBody(resource, ctx.schemas(resource), body);
+      return { row: JSON.stringify(row), claimedTenants, fields };
     },
     () => {
       hit = false;
