@@ -150,8 +150,10 @@ export function createApp(options: AppOptions): Hono<Env> {
   app.get('/', home);
   app.route('/api/v1/docs', docsPage(engine.openapi()));
 
-  // `/api/v1/*` also matches `/api/v1` itself: every response says which version it is.
-  app.use('/api/v1/*', versionHeader(), ...limited);
+  // `/api/v1/*` also matches `/api/v1` itself: every response says which version it is. The adapter
+  // answers every request it is given with the header (`responseHeaders`); only a rate limit's own
+  // answers need the middleware, which otherwise would be one more layer on every request.
+  if (limited.length > 0) app.use('/api/v1/*', versionHeader(), ...limited);
   app.route(
     '/api/v1',
     engageApp({
