@@ -1,11 +1,11 @@
 /**
- * Compiled PATCHes of one object, by request shape, as the read cache holds reads (read-cache.ts).
- * Beside the query string's shape, the headers a write reads and the kind of scope, the keys the
- * body gives decide the statement (the fields it sets); the body itself is checked on every request,
- * as the planner checks it, and bound with the tenants it names where the compiler put them
- * (Params.named), the caller's scope and each slot's value as a read's. A PATCH of a known shape
- * (a deal's stage moved, a contact renamed) skips parse, plan and compile, and its statement is
- * the same string each time. Bounded; the least recently used entry goes.
+ * Compiled writes of one object (a PATCH, or a POST naming no other record), by request shape, as
+ * the read cache holds reads (read-cache.ts). Beside the query string's shape, the headers a write
+ * reads and the kind of scope, the keys the body gives decide the statement (the fields it sets);
+ * the body itself is checked on every request, as the planner checks it, and bound with the tenants
+ * it names where the compiler put them (Params.named), the caller's scope and each slot's value as
+ * a read's. A write of a known shape (a deal's stage moved, a note added) skips parse, plan and
+ * compile, and its statement is the same string each time. Bounded; the least recently used entry goes.
  */
 import { setBounded, takeRecent } from './bounded.ts';
 import { type Scope, scopeValues } from './compile/scope.ts';
@@ -13,12 +13,12 @@ import type { CompiledStatement } from './compile/sql.ts';
 import { BOUND } from './compile/write.ts';
 import type { RawRequest } from './parse/index.ts';
 import type { QueryShape } from './parse/query.ts';
-import type { UpdatePlan, WritePlan } from './plan/types.ts';
+import type { InsertPlan, UpdatePlan, WritePlan } from './plan/types.ts';
 import { arrayLiteral } from './plan/values.ts';
 import { bind, heldShape, type Slots, scopedFirst, shapeHead, slotsOf } from './read-cache.ts';
 import type { Field } from './registry/index.ts';
 
-/** The headers a PATCH's plan reads. */
+/** The headers a write's plan reads. */
 const WRITE_HEADERS = ['prefer', 'accept', 'if-match'] as const;
 
 export interface CompiledWrite<P extends WritePlan = WritePlan> {
@@ -26,19 +26,31 @@ export interface CompiledWrite<P extends WritePlan = WritePlan> {
   readonly statement: CompiledStatement;
 }
 
-/** A PATCH's body as the planner checked it (checkUpdateBody). */
-export interface CheckedUpdate {
-  readonly row: string;
+/** A write's body as the planner checked it (checkUpdateBody, checkInsertBody). */
+export interface CheckedBody {
+  /** The JSON text the statement takes: a PATCH's row, a POST's rows. */
+  readonly text: string;
   readonly claimedTenants: readonly string[];
   /** The fields it sets, in the resource's order. */
   readonly fields: readonly Field[];
 }
 
-interface Entry extends CompiledWrite<UpdatePlan> {
+interface Entry extends CompiledWrite<UpdatePlan | InsertPlan> {
   readonly slots: Slots;
-  /** Where the body's row and the tenants it names go among the parameters. */
+  /** Where the body's text and the tenants it names go among the parameters. */
   readonly row: number | undefined;
   readonly claimed: number | undefined;
+}
+
+/** The plan's body as the compiler took it. */
+const bodyText = (plan: UpdatePlan | InsertPlan) => (plan.kind === 'update' ? plan.row : plan.rows);
+
+/** Whether a plan is of a write held by shape: one object, nothing but its own fields. */
+function holdable(plan: WritePlan): plan is UpdatePlan | InsertPlan {
+  if (plan.kind === 'update') return plan.items === null && plan.customValues === null;
+  if (plan.kind !== 'insert') return false;
+  const { nested } = plan;
+  return !plan.put && plan.groups === null && nested.references.length === 0 && nested.children.length === 0;
 }
 
 export class WriteCache {
@@ -47,14 +59,15 @@ export class WriteCache {
   constructor(readonly capacity: number) {}
 
   /**
-   * The held PATCH of `raw` (with `body`, an object) under `scope`, its body checked by `check`; or
-   * the one `compile` makes, when none is held or the body sets other fields than the held one's.
+   * The held write of `raw` (with `body`, an object) under `scope`, its body checked by `check`; or
+   * the one `compile` makes, when none is held or the body sets other fields than the held one's
+   * (or, `check` returning null, is not to be held).
    */
-  update(
+  write(
     raw: RawRequest,
     scope: Scope | undefined,
     body: Readonly<Record<string, unknown>>,
-    check: () => CheckedUpdate,
+    check: () => CheckedBody | null,
     compile: () => CompiledWrite,
   ): CompiledWrite {
     const head = shapeHead(raw, scope, WRITE_HEADERS);
@@ -72,31 +85,38 @@ export class WriteCache {
     // As the planner: the filters' values, then the body.
     const params = bind(held.statement, values, held.slots, shape);
     const checked = check();
-    // A body setting other fields (a key that is not one) compiles anew.
+    // A body setting other fields (a key that is not one, a record named) compiles anew.
     const { fields } = held.plan;
-    if (checked.fields.length !== fields.length || checked.fields.some((f, i) => f !== fields[i])) return compile();
-    if (held.row !== undefined) params[held.row] = checked.row;
-    if (held.claimed !== undefined) params[held.claimed] = arrayLiteral(checked.claimedTenants);
-    return {
-      plan: { ...held.plan, row: checked.row, claimedTenants: checked.claimedTenants },
-      statement: { ...held.statement, params },
-    };
+    if (!checked || checked.fields.length !== fields.length || checked.fields.some((f, i) => f !== fields[i])) {
+      return compile();
+    }
+    const { text, claimedTenants } = checked;
+    if (held.row !== undefined) params[held.row] = text;
+    if (held.claimed !== undefined) params[held.claimed] = arrayLiteral(claimedTenants);
+    const plan =
+      held.plan.kind === 'update'
+        ? { ...held.plan, row: text, claimedTenants }
+        : { ...held.plan, rows: text, claimedTenants };
+    return { plan, statement: { ...held.statement, params } };
   }
 
   /**
    * Keeps `made` when each value of the request is where the compiler said: the scope's first, the
-   * slots' as a read's, the body's row and the tenants it names under their names. A PATCH by key
-   * (an array) or with custom values compiles otherwise and is not held.
+   * slots' as a read's, the body's text and the tenants it names under their names. A PATCH by key
+   * (an array) or with custom values, and a POST naming other records, compile otherwise and are
+   * not held.
    */
   #hold(key: string, made: CompiledWrite, shape: QueryShape, values: readonly string[]): void {
     const { plan, statement } = made;
-    if (plan.kind !== 'update' || plan.items !== null || plan.customValues !== null) return;
+    if (!holdable(plan)) return;
     if (!scopedFirst(statement, values)) return;
     const slots = slotsOf(shape, statement, plan.resource);
     const row = statement.named?.get(BOUND.row);
     const claimed = statement.named?.get(BOUND.claimed);
     const placed =
-      (row === undefined ? plan.fields.length === 0 : statement.params[row] === plan.row) &&
+      (row === undefined
+        ? plan.kind === 'update' && plan.fields.length === 0
+        : statement.params[row] === bodyText(plan)) &&
       (claimed === undefined
         ? plan.resource.tenant === null
         : statement.params[claimed] === arrayLiteral(plan.claimedTenants));

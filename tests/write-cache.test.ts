@@ -1,8 +1,8 @@
 /**
- * Compiled PATCHes are kept by shape (engine/write-cache.ts), the body bound on every request. These
- * tests make the same PATCH again and again, the statement held, and try to have it write another
- * organisation's rows, take another body's values, outlive a revoked token or let a bad body or id
- * through; a cache of size 0 (every PATCH compiled) must answer each request exactly the same.
+ * Compiled PATCHes and POSTs of one object are kept by shape (engine/write-cache.ts), the body bound
+ * on every request. These tests make the same write again and again, the statement held, and try to
+ * have it write another organisation's rows, take another body's values, outlive a revoked token or
+ * let a bad body or id through; each must be answered as the first request of its shape is.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrganisation, createTestApp, insertRows, type Organisation, type TestApp } from './helpers/app.ts';
@@ -129,5 +129,97 @@ describe('held PATCHes over HTTP', () => {
     const stale = await patch(ones[1]!, one.token, { status_key: 's' }, { 'If-Match': '"1"' });
     expect(stale.status).toBe(412);
     expect(await names(one.id)).toContain('One B:r');
+  });
+});
+
+const post = (token: string, body: unknown, headers: Record<string, string> = {}) =>
+  t.call('/deal?select=name,status_key,contact_id', token, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Prefer: 'return=representation', ...headers },
+    body: JSON.stringify(body),
+  });
+
+const posted = async (organisation: string) =>
+  (
+    await t.db.query<{ name: string; contact_id: string | null }>(
+      "SELECT name, contact_id::text FROM deal WHERE organisation_id = $1::text::uuid AND name LIKE 'Posted%' ORDER BY name",
+      [organisation],
+    )
+  ).map((r) => `${r.name}:${r.contact_id}`);
+
+describe('held POSTs over HTTP', () => {
+  it('insert each request’s own body for its own organisation, however often the shape repeats', async () => {
+    for (let round = 0; round < 3; round++) {
+      const mine = await post(one.token, { name: `Posted one ${round}`, status_key: `s${round}` });
+      const theirs = await post(two.token, { name: `Posted two ${round}`, status_key: `t${round}` });
+      expect(mine.status).toBe(201);
+      expect(await mine.json()).toEqual([{ name: `Posted one ${round}`, status_key: `s${round}`, contact_id: null }]);
+      expect(await theirs.json()).toEqual([{ name: `Posted two ${round}`, status_key: `t${round}`, contact_id: null }]);
+    }
+    expect(await posted(one.id)).toEqual([0, 1, 2].map((n) => `Posted one ${n}:null`));
+    expect(await posted(two.id)).toEqual([0, 1, 2].map((n) => `Posted two ${n}:null`));
+  });
+
+  it('refuse a body naming another organisation, after the same keys naming its own were held', async () => {
+    expect((await post(one.token, { organisation_id: one.id, name: 'Posted own' })).status).toBe(201);
+    const other = await post(one.token, { organisation_id: two.id, name: 'Posted moved' });
+    expect(other.status).toBe(403);
+    expect(await posted(two.id)).not.toContain('Posted moved:null');
+    expect(await posted(one.id)).toContain('Posted own:null');
+  });
+
+  it('compile a body naming another record apart, and set the reference it names', async () => {
+    const [contact] = await insertRows(t.db, 'contact', one.id, [{ display_name: 'Ref', external_id: 'held-ref' }]);
+    expect((await post(one.token, { name: 'Posted plain' })).status).toBe(201);
+    const named = await post(one.token, { name: 'Posted named', contact: { external_id: 'held-ref' } });
+    expect(named.status).toBe(201);
+    expect(await named.json()).toMatchObject([{ name: 'Posted named', contact_id: contact }]);
+    // And the plain shape, held before, still inserts without one.
+    expect((await post(one.token, { name: 'Posted plain 2' })).status).toBe(201);
+    expect(await posted(one.id)).toEqual(
+      expect.arrayContaining([`Posted named:${contact}`, 'Posted plain:null', 'Posted plain 2:null']),
+    );
+  });
+
+  it('refuse a bad body exactly as the first request of the shape is refused', async () => {
+    const fresh = await createTestApp();
+    try {
+      const org = await createOrganisation(fresh);
+      const send = (app: TestApp, token: string, body: unknown) =>
+        app.call('/deal', token, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      // In a fresh app each bad request is the first of its shape; here the shape is held.
+      expect((await send(t, one.token, { name: 'Posted valued', value: 5 })).status).toBe(201);
+      for (const body of [
+        { name: 'Posted bad', value: 'lots' },
+        { name: 5, value: 5 },
+        { name: 'Posted extra', value: 5, nope: 1 },
+        { name: 'Posted ref', value: 5, contact: { external_id: 'nobody' } },
+      ]) {
+        const held = await send(t, one.token, body);
+        const first = await send(fresh, org.token, body);
+        expect(held.status).toBeGreaterThanOrEqual(400);
+        expect(held.status).toBe(first.status);
+        expect(withoutRequest(await held.json())).toEqual(withoutRequest(await first.json()));
+      }
+      expect(await posted(one.id)).not.toContain('Posted bad:null');
+    } finally {
+      await fresh.drop();
+    }
+  });
+
+  it('honour headers that differ between otherwise equal POSTs', async () => {
+    const minimal = await post(one.token, { name: 'Posted minimal' }, { Prefer: 'return=minimal' });
+    expect(minimal.status).toBe(201);
+    expect(await minimal.text()).toBe('');
+    const full = await post(one.token, { name: 'Posted full' });
+    expect(await full.json()).toEqual([{ name: 'Posted full', status_key: null, contact_id: null }]);
+    const dry = await post(one.token, { name: 'Posted dry' }, { Prefer: 'return=representation, tx=rollback' });
+    expect(dry.status).toBe(201);
+    expect(await posted(one.id)).toEqual(expect.arrayContaining(['Posted minimal:null', 'Posted full:null']));
+    expect(await posted(one.id)).not.toContain('Posted dry:null');
   });
 });

@@ -29,7 +29,10 @@ import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
 import { version } from './version.ts';
 import { condition } from './where.ts';
 
-/** The names of the parameters a PATCH's body gives (Params.named): the write cache binds each request's. */
+/**
+ * The names of the parameters a write's body gives (Params.named), a PATCH's row or a POST's rows
+ * and the tenants they name: the write cache binds each request's.
+ */
 export const BOUND = { claimed: 'claimed', row: 'row' } as const;
 
 /** Whether the write may go ahead: the scope resolved, and the body names no other tenant. */
@@ -62,7 +65,14 @@ const itemValue = (resource: Resource, field: Field) =>
  * An insert of `rows` giving `fields`; each row takes its tenant from the scope's value, once per
  * allowed scope row.
  */
-function insertRows(plan: InsertPlan, fields: readonly Field[], rows: string, params: Params, scoped: string): string {
+function insertRows(
+  plan: InsertPlan,
+  fields: readonly Field[],
+  rows: string,
+  params: Params,
+  scoped: string,
+  name?: string,
+): string {
   const { resource } = plan;
   const table = ident(resource.table);
   const own = resource.tenant ? [ident(resource.tenant.name)] : [];
@@ -74,8 +84,8 @@ function insertRows(plan: InsertPlan, fields: readonly Field[], rows: string, pa
   const columns = [...(fields.length ? [recordType(fields)] : []), ...referenceColumns(plan)];
   const source =
     columns.length === 0
-      ? `json_array_elements(${params.add(rows, 'json')}) AS b`
-      : `json_to_recordset(${params.add(rows, 'json')}) AS b(${columns.join(', ')})`;
+      ? `json_array_elements(${params.add(rows, 'json', name)}) AS b`
+      : `json_to_recordset(${params.add(rows, 'json', name)}) AS b(${columns.join(', ')})`;
   // With no column to give (`{}` on a shared resource), each row is the table's defaults.
   let sql = names.length
     ? `INSERT INTO ${table} AS t (${names.join(', ')}) SELECT ${values.join(', ')} FROM allowed a CROSS JOIN ${source}`
@@ -100,7 +110,8 @@ function insertRows(plan: InsertPlan, fields: readonly Field[], rows: string, pa
  * own (`inserted_N`, in `ctes`), their rows together as the written ones.
  */
 function insert(plan: InsertPlan, params: Params, scoped: string): { ctes: string; dml: string } {
-  if (plan.groups === null) return { ctes: '', dml: insertRows(plan, plan.fields, plan.rows, params, scoped) };
+  if (plan.groups === null)
+    return { ctes: '', dml: insertRows(plan, plan.fields, plan.rows, params, scoped, BOUND.row) };
   // Fields set through a reference are in every group: the reference's columns are in every item.
   const setByReference = new Set(plan.nested.references.flatMap((r) => r.relation.parentFields));
   const referenced = plan.fields.filter((f) => setByReference.has(f.name));

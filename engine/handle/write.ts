@@ -10,7 +10,7 @@ import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../parse/idempotency.ts
 import { parseRequest, type RawRequest } from '../parse/index.ts';
 import { isObject } from '../plan/body.ts';
 import type { WritePlan } from '../plan/types.ts';
-import { checkUpdateBody, planDelete, planInsert, planPut, planUpdate } from '../plan/write.ts';
+import { checkInsertBody, checkUpdateBody, planDelete, planInsert, planPut, planUpdate } from '../plan/write.ts';
 import { type EngineResponse, respondWrite } from '../respond.ts';
 import type { StageClock } from '../timings.ts';
 import type { Written } from './batch.ts';
@@ -71,11 +71,11 @@ export function compileWriteRequest(
 }
 
 /**
- * A PATCH of one object without an Idempotency-Key, through the write cache (write-cache.ts); null
- * for any other write, and for a body that does not parse (compileWriteRequest tells what is wrong
- * in the order the parser finds it).
+ * A PATCH or POST of one object without an Idempotency-Key, through the write cache
+ * (write-cache.ts); null for any other write, and for a body that does not parse
+ * (compileWriteRequest tells what is wrong in the order the parser finds it).
  */
-function heldUpdate(
+function heldWrite(
   ctx: Context,
   raw: WriteRequest,
   scope: Scope | undefined,
@@ -83,7 +83,7 @@ function heldUpdate(
   idempotency: Idempotency | null,
 ) {
   const keyed = idempotency !== null && (raw.header(IDEMPOTENCY_HEADER) ?? null) !== null;
-  if (raw.method !== 'PATCH' || keyed) return null;
+  if ((raw.method !== 'PATCH' && raw.method !== 'POST') || keyed) return null;
   const resource = ctx.resourceFor(raw.resource, raw.method);
   if (resource.customFields) return null;
   let body: unknown;
@@ -94,20 +94,31 @@ function heldUpdate(
   }
   if (!isObject(body)) return null;
   let hit = true;
-  const made = ctx.writes.update(
+  const made = ctx.writes.write(
     raw,
     scope,
     body,
     () => {
-      const { row, claimedTenants, fields } = checkUpdateBody(resource, ctx.schemas(resource), body);
-      return { row: JSON.stringify(row), claimedTenants, fields };
+      const schemas = ctx.schemas(resource);
+      if (raw.method === 'PATCH') {
+        const { row, claimedTenants, fields } = checkUpdateBody(resource, schemas, body);
+        return { text: JSON.stringify(row), claimedTenants, fields };
+      }
+      const checked = checkInsertBody(resource, schemas, body);
+      return (
+        checked && {
+          text: JSON.stringify(checked.rows),
+          claimedTenants: checked.claimedTenants,
+          fields: checked.fields,
+        }
+      );
     },
     () => {
       hit = false;
       return compileWriteRequest(ctx, raw, scope, clock);
     },
   );
-  // A held PATCH spends its time checking its body and binding it.
+  // A held write spends its time checking its body and binding it.
   if (hit) clock?.lap('parse');
   return { ...made, key: null };
 }
@@ -144,7 +155,7 @@ export async function write(
 ): Promise<EngineResponse> {
   const { plan, row, earlier } = await ctx.untilAuthorized(scope, async () => {
     const { plan, statement, key } =
-      heldUpdate(ctx, raw, scope, clock, idempotency) ?? compileWriteRequest(ctx, raw, scope, clock, idempotency);
+      heldWrite(ctx, raw, scope, clock, idempotency) ?? compileWriteRequest(ctx, raw, scope, clock, idempotency);
     // One statement is atomic by itself; `Prefer: tx=rollback` needs a transaction to undo it.
     const [row] = await (plan.rollback
       ? ctx.dryRun<WriteRow>(statement.text, statement.params, scope)

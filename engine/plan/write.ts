@@ -271,6 +271,16 @@ export function checkUpdateBody(resource: Resource, schemas: BodySchemas, body: 
   return { row, claimedTenants, fields: resource.fields.filter((f) => f.name in row), isCustom };
 }
 
+/**
+ * A POST's one object checked as planInsert checks it, when it names no other record (a relation's
+ * key): the rows it inserts, their fields and the tenants they name. Null when it names one.
+ */
+export function checkInsertBody(resource: Resource, schemas: BodySchemas, body: Row) {
+  if (resource.relations.some((r) => Object.hasOwn(body, r.name) && !resource.field(r.name))) return null;
+  const { rows, claimedTenants } = checkItems(resource, schemas, [body], 'create', { array: false });
+  return { rows, claimedTenants, fields: resource.fields.filter((f) => f.name in rows[0]!) };
+}
+
 export function planUpdate(
   resource: Resource,
   schemas: BodySchemas,
