@@ -101,17 +101,11 @@ function heldWrite(
     () => {
       const schemas = ctx.schemas(resource);
       if (raw.method === 'PATCH') {
-        const { row, claimedTenants, fields } = checkUpdateBody(resource, schemas, body);
-        return { text: JSON.stringify(row), claimedTenants, fields };
+        const checked = checkUpdateBody(resource, schemas, body);
+        return { ...checked, text: JSON.stringify(checked.row) };
       }
       const checked = checkInsertBody(resource, schemas, body);
-      return (
-        checked && {
-          text: JSON.stringify(checked.rows),
-          claimedTenants: checked.claimedTenants,
-          fields: checked.fields,
-        }
-      );
+      return checked && { ...checked, text: JSON.stringify(checked.rows) };
     },
     () => {
       hit = false;
