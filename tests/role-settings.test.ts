@@ -58,6 +58,19 @@ describe('settings behind a transaction pooler', () => {
     }
   });
 
+  it('are made by processes starting at once, each in turn', async () => {
+    const setters = Array.from({ length: 6 }, () => connectPostgres(url, { prepare: false, poolSize: 1, ...options }));
+    try {
+      // Without the lock, concurrent updates of the role's settings fail: "tuple concurrently updated".
+      for (let round = 0; round < 5; round++) {
+        await Promise.all(setters.map((setter) => setRoleSettings(setter, options)));
+      }
+      expect(await missingRoleSettings(setters[0]!, options)).toEqual([]);
+    } finally {
+      await Promise.all(setters.map((setter) => setter.close()));
+    }
+  });
+
   it('leave other databases alone', async () => {
     const other = connectPostgres(ADMIN, { prepare: false, poolSize: 1, ...options });
     try {

@@ -47,7 +47,11 @@ export async function setRoleSettings(db: Pick<Queryable, 'query'>, options: Set
       ([name, value]) => `EXECUTE format('ALTER ROLE CURRENT_USER IN DATABASE %I SET ${name} = %L', db, '${value}');`,
     )
     .join(' ');
-  await db.query(`DO $$ DECLARE db text := current_database(); BEGIN ${alter} END $$`);
+  // Two processes starting at once would update the role's settings concurrently, which PostgreSQL
+  // refuses ("tuple concurrently updated"): the lock, held to the statement's commit, takes them in turn.
+  await db.query(
+    `DO $$ DECLARE db text := current_database(); BEGIN PERFORM pg_advisory_xact_lock(hashtext('engage.settings')); ${alter} END $$`,
+  );
   await db.query(`SELECT ${settings.map(([name, value]) => `set_config('${name}', '${value}', false)`).join(', ')}`);
 }
 
