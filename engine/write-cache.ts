@@ -8,9 +8,9 @@
  * compile, and its statement is the same string each time. Bounded; the least recently used entry goes.
  */
 import { setBounded, takeRecent } from './bounded.ts';
+import type { IdempotencyKey } from './compile/idempotency.ts';
 import { type Scope, scopeValues } from './compile/scope.ts';
-import type { CompiledStatement } from './compile/sql.ts';
-import { BOUND } from './compile/write.ts';
+import { BOUND, type CompiledStatement } from './compile/sql.ts';
 import type { RawRequest } from './parse/index.ts';
 import type { QueryShape } from './parse/query.ts';
 import type { InsertPlan, UpdatePlan, WritePlan } from './plan/types.ts';
@@ -37,13 +37,24 @@ export interface CheckedBody {
 
 interface Entry extends CompiledWrite<UpdatePlan | InsertPlan> {
   readonly slots: Slots;
-  /** Where the body's text and the tenants it names go among the parameters. */
-  readonly row: number | undefined;
-  readonly claimed: number | undefined;
 }
 
 /** The plan's body as the compiler took it. */
 const bodyText = (plan: UpdatePlan | InsertPlan) => (plan.kind === 'update' ? plan.row : plan.rows);
+
+/** A request's value of each named parameter (BOUND), as the compiler puts it; undefined where it has none. */
+function boundValues(
+  text: string,
+  claimedTenants: readonly string[],
+  idempotent: IdempotencyKey | null,
+): Readonly<Record<string, string | undefined>> {
+  return {
+    [BOUND.row]: text,
+    [BOUND.claimed]: arrayLiteral(claimedTenants),
+    [BOUND.key]: idempotent?.key,
+    [BOUND.fingerprint]: idempotent?.fingerprint,
+  } satisfies Record<(typeof BOUND)[keyof typeof BOUND], string | undefined>;
+}
 
 /** Whether a plan is of a write held by shape: one object, nothing but its own fields. */
 function holdable(plan: WritePlan): plan is UpdatePlan | InsertPlan {
@@ -59,27 +70,28 @@ export class WriteCache {
   constructor(readonly capacity: number) {}
 
   /**
-   * The held write of `raw` (with `body`, an object) under `scope`, its body checked by `check`; or
-   * the one `compile` makes, when none is held or the body sets other fields than the held one's
-   * (or, `check` returning null, is not to be held).
+   * The held write of `raw` (with `body`, an object, and `idempotent`, its Idempotency-Key if it has
+   * one) under `scope`, its body checked by `check`; or the one `compile` makes, when none is held or
+   * the body sets other fields than the held one's (or, `check` returning null, is not to be held).
    */
   write(
     raw: RawRequest,
     scope: Scope | undefined,
     body: Readonly<Record<string, unknown>>,
+    idempotent: IdempotencyKey | null,
     check: () => CheckedBody | null,
     compile: () => CompiledWrite,
   ): CompiledWrite {
     const head = shapeHead(raw, scope, WRITE_HEADERS);
     const shape = this.capacity === 0 ? null : heldShape(raw, head);
     if (!shape) return compile();
-    // The body's keys as given: their order changes nothing but the key.
-    const key = `${head}\n${JSON.stringify(Object.keys(body))}\n${shape.text}`;
+    // The body's keys as given (their order changes nothing but the key), and whether a key comes with it.
+    const key = `${head}\n${idempotent ? 'k' : '-'}${JSON.stringify(Object.keys(body))}\n${shape.text}`;
     const values = scopeValues(scope);
     const held = takeRecent(this.#entries, key);
     if (!held) {
       const made = compile();
-      this.#hold(key, made, shape, values);
+      this.#hold(key, made, shape, values, idempotent);
       return made;
     }
     // As the planner: the filters' values, then the body.
@@ -91,8 +103,8 @@ export class WriteCache {
       return compile();
     }
     const { text, claimedTenants } = checked;
-    if (held.row !== undefined) params[held.row] = text;
-    if (held.claimed !== undefined) params[held.claimed] = arrayLiteral(claimedTenants);
+    const bound = boundValues(text, claimedTenants, idempotent);
+    for (const [name, at] of held.statement.named ?? []) params[at] = bound[name]!;
     const plan =
       held.plan.kind === 'update'
         ? { ...held.plan, row: text, claimedTenants }
@@ -102,25 +114,32 @@ export class WriteCache {
 
   /**
    * Keeps `made` when each value of the request is where the compiler said: the scope's first, the
-   * slots' as a read's, the body's text and the tenants it names under their names. A PATCH by key
-   * (an array) or with custom values, and a POST naming other records, compile otherwise and are
-   * not held.
+   * slots' as a read's, and each named parameter (the body's text, the tenants it names, the key and
+   * the request's fingerprint) the request's own. A PATCH by key (an array) or with custom values,
+   * and a POST naming other records, compile otherwise and are not held.
    */
-  #hold(key: string, made: CompiledWrite, shape: QueryShape, values: readonly string[]): void {
+  #hold(
+    key: string,
+    made: CompiledWrite,
+    shape: QueryShape,
+    values: readonly string[],
+    idempotent: IdempotencyKey | null,
+  ): void {
     const { plan, statement } = made;
     if (!holdable(plan)) return;
     if (!scopedFirst(statement, values)) return;
     const slots = slotsOf(shape, statement, plan.resource);
-    const row = statement.named?.get(BOUND.row);
-    const claimed = statement.named?.get(BOUND.claimed);
-    const placed =
-      (row === undefined
-        ? plan.kind === 'update' && plan.fields.length === 0
-        : statement.params[row] === bodyText(plan)) &&
-      (claimed === undefined
-        ? plan.resource.tenant === null
-        : statement.params[claimed] === arrayLiteral(plan.claimedTenants));
-    if (!slots || !placed) return;
-    setBounded(this.#entries, key, { plan, statement, slots, row, claimed }, this.capacity);
+    const named = statement.named ?? new Map<string, number>();
+    const bound = boundValues(bodyText(plan), plan.claimedTenants, idempotent);
+    const placed = [...named].every(([name, at]) => bound[name] !== undefined && statement.params[at] === bound[name]);
+    // What the statement does not name, the request must not give: a body's text (a PATCH setting
+    // nothing has none), tenants (a resource without tenancy), a key (but on a dry run, which keeps none).
+    const complete =
+      (named.has(BOUND.row) || (plan.kind === 'update' && plan.fields.length === 0)) &&
+      (named.has(BOUND.claimed) || plan.resource.tenant === null) &&
+      named.has(BOUND.key) === (idempotent !== null && !plan.rollback) &&
+      named.has(BOUND.fingerprint) === named.has(BOUND.key);
+    if (!slots || !placed || !complete) return;
+    setBounded(this.#entries, key, { plan, statement, slots }, this.capacity);
   }
 }

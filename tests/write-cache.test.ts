@@ -223,3 +223,50 @@ describe('held POSTs over HTTP', () => {
     expect(await posted(one.id)).not.toContain('Posted dry:null');
   });
 });
+
+describe('held writes with an Idempotency-Key', () => {
+  const keyed = (key: string, body: unknown) =>
+    t.call(`/deal?id=eq.${ones[1]}`, one.token, {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json', Prefer: 'return=representation', 'Idempotency-Key': key },
+      body: JSON.stringify(body),
+    });
+
+  it('run each key once, answer its retries with the first response, and bind each key’s own', async () => {
+    for (let round = 0; round < 3; round++) {
+      const first = await keyed(`held-${round}`, { status_key: `key${round}` });
+      expect(first.status).toBe(200);
+      expect(await first.json()).toMatchObject([{ status_key: `key${round}` }]);
+      expect(await names(one.id)).toContain(`One B:key${round}`);
+    }
+    // A retry of the second key, written through the held statement: its response again, nothing written.
+    const retry = await keyed('held-1', { status_key: 'key1' });
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(await retry.json()).toMatchObject([{ status_key: 'key1' }]);
+    expect(await names(one.id)).toContain('One B:key2');
+  });
+
+  it('refuse a key sent first with another body, and a malformed key, as the first request of the shape', async () => {
+    expect((await keyed('held-body', { status_key: 'first' })).status).toBe(200);
+    const reused = await keyed('held-body', { status_key: 'second' });
+    expect(reused.status).toBe(422);
+    expect(await reused.json()).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED' });
+    const malformed = await keyed('"', { status_key: 'third' });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ code: 'INVALID_IDEMPOTENCY_KEY' });
+    expect(await names(one.id)).toContain('One B:first');
+  });
+
+  it('keep POSTs with keys apart: each key inserts once, with its own body', async () => {
+    const send = (key: string, name: string) => post(one.token, { name }, { 'Idempotency-Key': key });
+    for (const n of [1, 2, 3]) expect((await send(`held-post-${n}`, `Posted keyed ${n}`)).status).toBe(201);
+    const again = await send('held-post-2', 'Posted keyed 2');
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect((await posted(one.id)).filter((row) => row.startsWith('Posted keyed'))).toEqual([
+      'Posted keyed 1:null',
+      'Posted keyed 2:null',
+      'Posted keyed 3:null',
+    ]);
+  });
+});

@@ -12,8 +12,7 @@
  */
 import type { Tenancy } from '../registry/index.ts';
 import { ownerType, type Scope, type Scoping, scopeCte } from './scope.ts';
-import type { CompiledStatement } from './sql.ts';
-import { Params } from './sql.ts';
+import { BOUND, type CompiledStatement, Params } from './sql.ts';
 
 /** `result`: what the first request stored, JSON text (the write statement's row, or a host's response). */
 export const idempotencyTable = (tenancy: Tenancy | null) =>
@@ -58,7 +57,7 @@ function keyCtes(column: string | null, k: string): string {
 
 /** Keeps `result` (an SQL expression) with the key, taking over an expired one; `when` gates it. */
 function keep(params: Params, key: IdempotencyKey, k: string, result: string, when: string): string {
-  const f = params.add(key.fingerprint, 'text');
+  const f = params.add(key.fingerprint, 'text', BOUND.fingerprint);
   const h = params.add(String(key.hours), 'int4');
   return (
     'INSERT INTO "engage_idempotency" AS i ("tenant", "key", "fingerprint", "expires_at", "result")' +
@@ -80,7 +79,7 @@ const STATE =
  * statement (IDEMPOTENCY_KEY_IN_PROGRESS), its write with it.
  */
 export function idempotentWrite(params: Params, column: string | null, key: IdempotencyKey) {
-  const k = params.add(key.key, 'text');
+  const k = params.add(key.key, 'text', BOUND.key);
   return {
     ctes: `${keyCtes(column, k)},`,
     go: GO,

@@ -15,9 +15,16 @@ export interface CompiledStatement {
   readonly rows?: RowShape;
   /** A read's parameters holding the value of each top-level comparison, by query string part (Params.parts). */
   readonly parts?: ReadonlyMap<number, readonly number[]>;
-  /** The parameters added under a name (Params.named): a write's body and the tenants it names. */
+  /** The parameters added under a name (Params.named): a write's body, the tenants it names, its key. */
   readonly named?: ReadonlyMap<string, number>;
 }
+
+/**
+ * The names of the parameters a write's request gives (Params.named): a PATCH's row or a POST's
+ * rows, the tenants they name, and its Idempotency-Key with the request's fingerprint. The write
+ * cache binds each request's there.
+ */
+export const BOUND = { claimed: 'claimed', row: 'row', key: 'key', fingerprint: 'fingerprint' } as const;
 
 /** A simple or quoted identifier. */
 const NAME = '(?:[a-z_][a-z0-9_]*|"(?:[^"]|"")+")';

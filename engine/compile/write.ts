@@ -25,15 +25,9 @@ import { ReadCompiler } from './level.ts';
 import { childrenCtes, referenceColumns, referenceValue } from './nested.ts';
 import { jsonBody } from './projection.ts';
 import { type Scope, type Scoping, scopeCte, tenantFilter } from './scope.ts';
-import { type CompiledStatement, ident, Params, recordType } from './sql.ts';
+import { BOUND, type CompiledStatement, ident, Params, recordType } from './sql.ts';
 import { version } from './version.ts';
 import { condition } from './where.ts';
-
-/**
- * The names of the parameters a write's body gives (Params.named), a PATCH's row or a POST's rows
- * and the tenants they name: the write cache binds each request's.
- */
-export const BOUND = { claimed: 'claimed', row: 'row' } as const;
 
 /** Whether the write may go ahead: the scope resolved, and the body names no other tenant. */
 const ALLOWED = 'EXISTS (SELECT FROM allowed)';

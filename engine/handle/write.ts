@@ -71,8 +71,8 @@ export function compileWriteRequest(
 }
 
 /**
- * A PATCH or POST of one object without an Idempotency-Key, through the write cache
- * (write-cache.ts); null for any other write, and for a body that does not parse
+ * A PATCH or POST of one object through the write cache (write-cache.ts), with its Idempotency-Key
+ * if it has one; null for any other write, and for a body or key that does not parse
  * (compileWriteRequest tells what is wrong in the order the parser finds it).
  */
 function heldWrite(
@@ -82,22 +82,25 @@ function heldWrite(
   clock: StageClock | undefined,
   idempotency: Idempotency | null,
 ) {
-  const keyed = idempotency !== null && (raw.header(IDEMPOTENCY_HEADER) ?? null) !== null;
-  if ((raw.method !== 'PATCH' && raw.method !== 'POST') || keyed) return null;
+  if (raw.method !== 'PATCH' && raw.method !== 'POST') return null;
   const resource = ctx.resourceFor(raw.resource, raw.method);
   if (resource.customFields) return null;
+  let given: string | null;
   let body: unknown;
   try {
+    given = idempotency && parseIdempotencyKey(raw.header(IDEMPOTENCY_HEADER));
     body = parseJsonBody(raw.body ?? null, raw.header('content-type'));
   } catch {
     return null;
   }
   if (!isObject(body)) return null;
+  const key = given ? idempotency!.key(given, raw.method, `${raw.resource}?${raw.query}`, raw.body ?? null) : null;
   let hit = true;
   const made = ctx.writes.write(
     raw,
     scope,
     body,
+    key,
     () => {
       const schemas = ctx.schemas(resource);
       if (raw.method === 'PATCH') {
@@ -109,12 +112,13 @@ function heldWrite(
     },
     () => {
       hit = false;
-      return compileWriteRequest(ctx, raw, scope, clock);
+      return compileWriteRequest(ctx, raw, scope, clock, idempotency);
     },
   );
   // A held write spends its time checking its body and binding it.
   if (hit) clock?.lap('parse');
-  return { ...made, key: null };
+  // A dry run writes nothing, so it keeps no key (as compileWriteRequest decides).
+  return { ...made, key: made.plan.rollback ? null : key };
 }
 
 /** A write's response, once its statement ran for a valid scope. */
