@@ -33,6 +33,17 @@ interface WriteRow {
   version: string | null;
 }
 
+/** A write's body, parsed once for whichever step asks first (a failure is parsed again, to be told). */
+function bodyOf(raw: WriteRequest): () => unknown {
+  let parsed: { readonly value: unknown } | undefined;
+  // DELETE takes no body; POST, PUT and PATCH take JSON.
+  const parse = () => (raw.method === 'DELETE' ? null : parseJsonBody(raw.body ?? null, raw.header('content-type')));
+  return () => {
+    parsed ??= { value: parse() };
+    return parsed.value;
+  };
+}
+
 /**
  * A write's plan and statement: parse, plan and compile. With `idempotency`, a write sent with an
  * Idempotency-Key (and not a dry run) compiles to a statement that runs it once per key.
@@ -43,13 +54,13 @@ export function compileWriteRequest(
   scope: Scope | undefined,
   clock?: StageClock,
   idempotency: Idempotency | null = null,
+  bodyOfRaw: () => unknown = bodyOf(raw),
 ) {
   const resource = ctx.resourceFor(raw.resource, raw.method);
   const request = parseRequest(raw);
   const schemas = ctx.schemas(resource);
   const given = idempotency && parseIdempotencyKey(raw.header(IDEMPOTENCY_HEADER));
-  // DELETE takes no body; POST, PUT and PATCH take JSON.
-  const body = raw.method === 'DELETE' ? null : parseJsonBody(raw.body ?? null, raw.header('content-type'));
+  const body = bodyOfRaw();
   clock?.lap('parse');
   const plan =
     raw.method === 'DELETE'
@@ -81,6 +92,7 @@ function heldWrite(
   scope: Scope | undefined,
   clock: StageClock | undefined,
   idempotency: Idempotency | null,
+  bodyOfRaw: () => unknown,
 ) {
   if (raw.method !== 'PATCH' && raw.method !== 'POST') return null;
   const resource = ctx.resourceFor(raw.resource, raw.method);
@@ -89,7 +101,7 @@ function heldWrite(
   let body: unknown;
   try {
     given = idempotency && parseIdempotencyKey(raw.header(IDEMPOTENCY_HEADER));
-    body = parseJsonBody(raw.body ?? null, raw.header('content-type'));
+    body = bodyOfRaw();
   } catch {
     return null;
   }
@@ -112,7 +124,7 @@ function heldWrite(
     },
     () => {
       hit = false;
-      return compileWriteRequest(ctx, raw, scope, clock, idempotency);
+      return compileWriteRequest(ctx, raw, scope, clock, idempotency, bodyOfRaw);
     },
   );
   // A held write spends its time checking its body and binding it.
@@ -152,8 +164,11 @@ export async function write(
   seen?: (written: Written) => void,
 ): Promise<EngineResponse> {
   const { plan, row, earlier } = await ctx.untilAuthorized(scope, async () => {
+    // A body the cache does not hold (an array, one naming records) is compiled without parsing it again.
+    const body = bodyOf(raw);
     const { plan, statement, key } =
-      heldWrite(ctx, raw, scope, clock, idempotency) ?? compileWriteRequest(ctx, raw, scope, clock, idempotency);
+      heldWrite(ctx, raw, scope, clock, idempotency, body) ??
+      compileWriteRequest(ctx, raw, scope, clock, idempotency, body);
     // One statement is atomic by itself; `Prefer: tx=rollback` needs a transaction to undo it.
     const [row] = await (plan.rollback
       ? ctx.dryRun<WriteRow>(statement.text, statement.params, scope)
