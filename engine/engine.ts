@@ -41,7 +41,7 @@ export interface EngineOptions {
   /** The most rows one page may hold (MAX_ROWS in docs/configuration.md, default 1000). */
   readonly maxRows?: number;
   readonly openapi?: OpenApiOptions;
-  /** Compiled reads kept for repeated requests, and as many PATCHes of one object (default 1000; 0: none). */
+  /** Compiled reads kept for repeated requests, and as many PATCHes and POSTs of one object (default 1000; 0: none). */
   readonly readCacheSize?: number;
   /** Serve statement plans (`Accept: application/vnd.pgrst.plan+json`, PostgREST's db-plan-enabled); off: 406. */
   readonly planEnabled?: boolean;

@@ -3,8 +3,8 @@
  * the read cache holds reads (read-cache.ts). Beside the query string's shape, the headers a write
  * reads and the kind of scope, the keys the body gives decide the statement (the fields it sets);
  * the body itself is checked on every request, as the planner checks it, and bound with the tenants
- * it names where the compiler put them (Params.named), the caller's scope and each slot's value as
- * a read's. A write of a known shape (a deal's stage moved, a note added) skips parse, plan and
+ * it names and the request's Idempotency-Key where the compiler put them (Params.named), the
+ * caller's scope and each slot's value as a read's. A write of a known shape (a deal's stage moved, a note added) skips parse, plan and
  * compile, and its statement is the same string each time. Bounded; the least recently used entry goes.
  */
 import { setBounded, takeRecent } from './bounded.ts';
